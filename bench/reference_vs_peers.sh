@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# tilevit's FP32 host reference vs the CPU peers a user would run instead (ONNX Runtime and
+# PyTorch, both FP32), measured in one run on the same random So400m/14 model and input.
+#
+#   bench/reference_vs_peers.sh [--layers N] [--repeat N] [--seed N] [--tilevit PATH]
+#                               [--threads N] [--skip-setup]
+#
+#   --layers N    encoder layers of the model (default 27, the whole So400m/14)
+#   --repeat N    timed runs per peer after one warm-up (default 3)
+#   --seed N      seed of tilevit's random model (default 0)
+#   --tilevit P   the tilevit binary (default build/tilevit)
+#   --threads N   threads for every peer (default 2)
+#
+# Steps: bench/peers/setup.sh; `tilevit export-weights` into bench/out/; ONNX export of the
+# same weights (bench/peers/export_onnx.py, via tools/torch_siglip.py); a fixed random
+# preprocessed input (numpy, standard normal x 0.5, [3,378,378]); then tilevit
+# `reference --fp32-only`, ONNX Runtime (bench/peers/run_onnxruntime.mjs) and PyTorch
+# (bench/peers/run_torch.py, OPENBLAS_CORETYPE=COOPERLAKE) one after the other. Prints a
+# table (ms per image, GFLOP/s, cosine of each peer's embedding vs tilevit's) and writes
+# bench/out/reference_vs_peers.json. Exports are cached in bench/out/ (keyed by the
+# export command and the weights' checksum).
+#
+# Memory: 27 layers are 1.7 GB of FP32 weights; the ONNX export needs about 8 GB of RAM.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PY=/usr/bin/python3
+layers=27
+repeat=3
+seed=0
+threads=2
+tilevit="$root/build/tilevit"
+setup=1
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --layers) layers="$2"; shift 2 ;;
+    --repeat) repeat="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --tilevit) tilevit="$2"; shift 2 ;;
+    --skip-setup) setup=0; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "reference_vs_peers: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for v in layers repeat seed threads; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "reference_vs_peers: --$v needs a number" >&2; exit 2; }
+done
+(( layers >= 1 && layers <= 27 )) || { echo "reference_vs_peers: --layers must be 1..27" >&2; exit 2; }
+(( repeat >= 1 && threads >= 1 )) || { echo "reference_vs_peers: --repeat/--threads must be >= 1" >&2; exit 2; }
+[[ -x "$tilevit" ]] || { echo "reference_vs_peers: no tilevit binary at $tilevit (build first)" >&2; exit 1; }
+
+log() { echo "[reference_vs_peers $(date +%H:%M:%S)] $*" >&2; }
+
+if (( setup )); then bash "$root/bench/peers/setup.sh"; fi
+
+out="$root/bench/out"
+mkdir -p "$out"
+weights="$out/so400m_L${layers}_seed${seed}.safetensors"
+onnx="$out/so400m_L${layers}_seed${seed}.onnx"
+input="$out/input_378.npy"
+
+# 1. Weights from tilevit's random model (re-exported unless the same command made them).
+export_cmd=("$tilevit" export-weights "$weights" --preset so400m --layers "$layers" --seed "$seed")
+stamp="$(printf '%q ' "${export_cmd[@]}"; "$tilevit" --version 2>/dev/null || true)"
+if [[ ! -f "$weights" || ! -f "$weights.cmd" || "$(cat "$weights.cmd")" != "$stamp" ]]; then
+  log "exporting weights: ${export_cmd[*]}"
+  rm -f "$weights.cmd" "$onnx" "$onnx.sha256"
+  "${export_cmd[@]}"
+  printf '%s' "$stamp" > "$weights.cmd"
+fi
+sum="$(sha256sum "$weights" | cut -d' ' -f1)"
+
+# 2. ONNX export of the same weights (cached by the weights' checksum).
+if [[ ! -f "$onnx" || ! -f "$onnx.sha256" || "$(cat "$onnx.sha256")" != "$sum" ]]; then
+  log "exporting ONNX (float32, opset 17): $onnx"
+  rm -f "$onnx.sha256"
+  "$PY" "$root/bench/peers/export_onnx.py" "$weights" "$onnx"
+  printf '%s' "$sum" > "$onnx.sha256"
+fi
+
+# 3. A fixed preprocessed input.
+if [[ ! -f "$input" ]]; then
+  "$PY" -c 'import sys, numpy as np
+x = np.random.default_rng(20240601).standard_normal((3, 378, 378)) * 0.5
+np.save(sys.argv[1], x.astype(np.float32))' "$input"
+fi
+
+rm -f "$out"/{tilevit,onnxruntime,torch}.json "$out"/emb_{tilevit,onnxruntime,torch}.npy
+
+# 4. The three measurements, one after the other on an otherwise idle machine.
+# Other processes' CPU use over 3 s just before (the 1-minute load average would still
+# count this script's own export work).
+cpu_busy() {
+  local a b
+  read -r -a a < <(grep '^cpu ' /proc/stat); sleep 3; read -r -a b < <(grep '^cpu ' /proc/stat)
+  local total=0 i
+  for i in 1 2 3 4 5 6 7 8; do total=$(( total + b[i] - a[i] )); done
+  local idle=$(( b[4] - a[4] + b[5] - a[5] ))
+  echo $(( total > 0 ? 100 * (total - idle) / total : 0 ))
+}
+busy_before="$(cpu_busy)"
+log "CPU busy before the measurements: ${busy_before}% (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+tv_cmd=("$tilevit" reference --preset so400m --layers "$layers" --weights "$weights"
+        --image "$input" --fp32-only
+        --repeat "$repeat" --threads "$threads" --save-fp32 "$out/emb_tilevit.npy" --json)
+log "tilevit: ${tv_cmd[*]}"
+"${tv_cmd[@]}" > "$out/tilevit.json"
+
+log "ONNX Runtime: $threads intra-op threads, 1 inter-op, $repeat runs after a warm-up"
+(cd "$root/bench/peers" && node run_onnxruntime.mjs "$onnx" --input "$input" --repeat "$repeat" \
+   --threads "$threads" --out "$out/emb_onnxruntime.npy") > "$out/onnxruntime.json"
+
+log "PyTorch FP32: torch.set_num_threads($threads), OPENBLAS_CORETYPE=COOPERLAKE, $repeat runs after a warm-up"
+OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
+  "$PY" "$root/bench/peers/run_torch.py" "$weights" --input "$input" --repeat "$repeat" \
+  --threads "$threads" --out "$out/emb_torch.npy" > "$out/torch.json"
+
+"$PY" "$root/bench/peers/summarize.py" "$out" --layers "$layers" --repeat "$repeat" \
+  --weights "$weights" --onnx "$onnx" --input "$input" --tilevit-command "${tv_cmd[*]}" \
+  --tilevit-version "$("$tilevit" --version 2>/dev/null || echo tilevit)" --busy-before "$busy_before"
+log "wrote $out/reference_vs_peers.json"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what tilevit needs from Debian 12 (idempotent) and builds it into ./build.
+# Usage: bash scripts/setup.sh [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ccache pkg-config
+  nlohmann-json3-dev libcli11-dev libpng-dev libjpeg-dev libssl-dev zlib1g-dev
+  libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,51 @@
+// tilevit machine: prints a machine description (default: the built-in C600) in canonical
+// text or JSON, with derived figures.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "support/error.hpp"
+#include "target/machine.hpp"
+
+namespace tilevit::cli {
+namespace {
+
+struct MachineCommand {
+  std::string machine_path;
+  bool json = false;
+
+  CommandAction setup(CLI::App& app) {
+    app.add_option("--machine", machine_path, "machine description file (default: the built-in C600)");
+    app.add_flag("--json", json, "print one JSON object (with a \"derived\" member) instead of text");
+    return [this] { return run(); };
+  }
+
+  int run() {
+    const target::MachineDescription m = machine_path.empty() ? target::c600() : target::load_machine(machine_path);
+    if (json) {
+      std::cout << target::to_json(m).dump(1) << "\n";
+      return kExitOk;
+    }
+    // Canonical text first (it parses back), derived figures after as comments.
+    std::cout << target::to_text(m);
+    const double total = static_cast<double>(m.tiles) * m.sram_size;
+    std::printf("\n# derived\n");
+    std::printf("# total SRAM: %.0f B (%.1f MiB)\n", total, total / (1 << 20));
+    std::printf("# free per tile: %u B (%u B when profiling)\n", m.free_bytes_per_tile(false),
+                m.free_bytes_per_tile(true));
+    std::printf("# peak: FP32 %.1f, FP16 %.1f, FP8 %.1f TFLOP/s\n", target::peak_flops(m, m.flop_per_cycle_fp32) * 1e-12,
+                target::peak_flops(m, m.flop_per_cycle_fp16) * 1e-12, target::peak_flops(m, m.flop_per_cycle_fp8) * 1e-12);
+    std::printf("# exchange: %.1f GB/s per tile each direction, %.1f TB/s chip receive\n",
+                m.exchange_receive_bytes_per_cycle * static_cast<double>(m.clock_hz) * 1e-9,
+                m.exchange_receive_bytes_per_cycle * static_cast<double>(m.clock_hz) * m.tiles * 1e-12);
+    return kExitOk;
+  }
+};
+
+MachineCommand command;
+const CommandRegistration registration("machine", "print a machine description and derived figures",
+                                       [](CLI::App& app) { return command.setup(app); });
+
+}  // namespace
+}  // namespace tilevit::cli

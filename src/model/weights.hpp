@@ -1,0 +1,52 @@
+#pragma once
+// The model's parameters in FP32, in the layouts the references compute with.
+// Linear weights keep the checkpoint's [out][in] order; the patch embedding is
+// flattened to [width][patch_dim] with pixels in (y, x, channel) order, the order of the
+// device's patch rows (WORKLOAD.md).
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/tensor_source.hpp"
+
+namespace tilevit::model {
+
+struct Linear {
+  int in = 0, out = 0;
+  std::vector<float> weight;  // [out][in]
+  std::vector<float> bias;    // [out]
+};
+
+struct LayerNormParams {
+  std::vector<float> scale, bias;  // [width]
+};
+
+struct EncoderLayerWeights {
+  LayerNormParams ln1, ln2;
+  Linear qkv;  // fused [3*width][width], rows q, k, v
+  Linear out;
+  Linear fc1, fc2;
+};
+
+struct MapHeadWeights {
+  std::vector<float> probe;  // [width]
+  Linear q;                  // [width][width]
+  Linear kv;                 // fused [2*width][width], rows k, v
+  Linear out;
+  LayerNormParams ln;
+  Linear fc1, fc2;
+};
+
+struct ViTWeights {
+  ViTConfig config;
+  Linear patch_embedding;        // [width][patch_dim], (y, x, c) order
+  std::vector<float> position;   // [patches][width]
+  std::vector<EncoderLayerWeights> layers;
+  LayerNormParams post_ln;
+  MapHeadWeights head;
+};
+
+// Pulls every tensor of `config` from `source`: a missing tensor, a wrong shape or a
+// non-finite value is an Error naming the source and the tensor. Extra tensors are ignored.
+ViTWeights load_weights(const TensorSource& source, const ViTConfig& config);
+
+}  // namespace tilevit::model

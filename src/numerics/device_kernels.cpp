@@ -1,0 +1,145 @@
+#include "numerics/device_kernels.hpp"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <cmath>
+
+#include "numerics/device_math.hpp"
+#include "numerics/fp16.hpp"
+
+namespace tilevit::numerics {
+namespace {
+
+constexpr int kStrip = 16;  // columns per micro-tile: two AVX2 registers
+constexpr int kRows = 4;    // rows per micro-tile
+
+inline __m256 round_fp16_vec(__m256 v) {
+  return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// R rows x 16 columns, the whole inner extent. FMA is exact here: a*b is exact in FP32
+// for FP16/FP8 operands, so fma(a, b, t) == t + a*b rounded once.
+template <int R>
+void micro_tile(const DeviceGemm& g, int row, int col) {
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  int since_round = 0;
+  for (int k = 0; k < g.inner; ++k) {
+    const float* brow = g.b + static_cast<std::size_t>(k) * g.ldb + col;
+    const __m256 b0 = _mm256_loadu_ps(brow);
+    const __m256 b1 = _mm256_loadu_ps(brow + 8);
+    for (int r = 0; r < R; ++r) {
+      const __m256 a = _mm256_broadcast_ss(g.a + static_cast<std::size_t>(row + r) * g.lda + k);
+      acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+    }
+    if (g.panel > 0 && (++since_round == g.panel || k + 1 == g.inner)) {
+      since_round = 0;
+      for (int r = 0; r < R; ++r) {
+        acc[r][0] = round_fp16_vec(acc[r][0]);
+        acc[r][1] = round_fp16_vec(acc[r][1]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    if (g.round_output) {
+      acc[r][0] = round_fp16_vec(acc[r][0]);
+      acc[r][1] = round_fp16_vec(acc[r][1]);
+    }
+    float* out = g.c + static_cast<std::size_t>(row + r) * g.ldc + col;
+    _mm256_storeu_ps(out, acc[r][0]);
+    _mm256_storeu_ps(out + 8, acc[r][1]);
+  }
+}
+
+// One output element, the same sequence of operations as micro_tile's lanes.
+void scalar_element(const DeviceGemm& g, int row, int col) {
+  float t = 0.0f;
+  int since_round = 0;
+  for (int k = 0; k < g.inner; ++k) {
+    t = std::fma(g.a[static_cast<std::size_t>(row) * g.lda + k], g.b[static_cast<std::size_t>(k) * g.ldb + col], t);
+    if (g.panel > 0 && (++since_round == g.panel || k + 1 == g.inner)) {
+      since_round = 0;
+      t = round_fp16(t);
+    }
+  }
+  if (g.round_output) t = round_fp16(t);
+  g.c[static_cast<std::size_t>(row) * g.ldc + col] = t;
+}
+
+void column_strip(const DeviceGemm& g, int col, int width) {
+  if (width == kStrip) {
+    int row = 0;
+    for (; row + kRows <= g.rows; row += kRows) micro_tile<kRows>(g, row, col);
+    for (; row < g.rows; ++row) micro_tile<1>(g, row, col);
+  } else {
+    for (int row = 0; row < g.rows; ++row)
+      for (int c = col; c < col + width; ++c) scalar_element(g, row, c);
+  }
+}
+
+}  // namespace
+
+void device_gemm(const DeviceGemm& g) {
+  const int strips = (g.columns + kStrip - 1) / kStrip;
+  const bool parallel = !omp_in_parallel() && static_cast<long>(g.rows) * g.columns * g.inner > (1L << 16);
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int s = 0; s < strips; ++s) {
+    const int col = s * kStrip;
+    column_strip(g, col, g.columns - col < kStrip ? g.columns - col : kStrip);
+  }
+}
+
+void device_add(const float* a, const float* b, float* out, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = a[i] + b[i];
+  round_fp16(out, count);
+}
+
+void device_layernorm_row(const float* x, const float* gamma, const float* beta, float* out, int width, float eps) {
+  float sum = 0.0f;
+  for (int i = 0; i < width; ++i) sum += x[i];
+  const float mean = sum / static_cast<float>(width);
+  float squares = 0.0f;
+  for (int i = 0; i < width; ++i) {
+    const float d = x[i] - mean;
+    squares += d * d;
+  }
+  const float variance = squares / static_cast<float>(width);
+  const float rstd = 1.0f / std::sqrt(variance + eps);
+  for (int i = 0; i < width; ++i) out[i] = ((x[i] - mean) * rstd) * gamma[i] + beta[i];
+  round_fp16(out, static_cast<std::size_t>(width));
+}
+
+void device_gelu(const float* x, float* out, std::size_t count) {
+  const float k = 0.7978845608028654f;  // sqrt(2/pi)
+  for (std::size_t i = 0; i < count; ++i) {
+    const float v = x[i];
+    const float inner = k * (v + 0.044715f * (v * v * v));
+    out[i] = (0.5f * v) * (1.0f + device_tanh(inner));
+  }
+  round_fp16(out, count);
+}
+
+float device_softmax_row(float* s, int keys, float scale) {
+  float m = -INFINITY;
+  for (int j = 0; j < keys; ++j) {
+    s[j] = s[j] * scale;
+    m = s[j] > m ? s[j] : m;
+  }
+  float l = 0.0f;
+  for (int j = 0; j < keys; ++j) {
+    const float e = device_exp(s[j] - m);
+    l += e;
+    s[j] = e;
+  }
+  round_fp16(s, static_cast<std::size_t>(keys));
+  return l;
+}
+
+void device_normalise_row(const float* o, float l, float* out, int count) {
+  for (int d = 0; d < count; ++d) out[d] = o[d] / l;
+  round_fp16(out, static_cast<std::size_t>(count));
+}
+
+}  // namespace tilevit::numerics

@@ -1,0 +1,50 @@
+#pragma once
+// The device's arithmetic, defined once (docs/NUMERICS.md). The device-numerics host
+// reference and the device model both call these, so they agree bit for bit. Device
+// FP16 tensors are held as floats exactly representable in binary16; FP8 tensors as
+// their decoded (exact) values.
+//
+// Every output element is computed by one sequential loop in a fixed order, so results
+// do not depend on vectorisation, blocking or the number of threads.
+#include <cstddef>
+
+namespace tilevit::numerics {
+
+struct DeviceGemm {
+  int rows = 0, columns = 0, inner = 0;  // C[rows][columns] = A[rows][inner] B[inner][columns]
+  const float* a = nullptr;
+  int lda = 0;
+  const float* b = nullptr;
+  int ldb = 0;
+  float* c = nullptr;
+  int ldc = 0;
+  // The accumulator starts at 0 and sums products in inner order in FP32 (the products
+  // of FP8 or FP16 operands are exact in FP32). If `panel` > 0 it is rounded to FP16
+  // after every `panel` inner steps and after the last: the FP8 matrix unit's FP16
+  // accumulator, one K32 coefficient panel at a time. If `round_output`, the final value
+  // is rounded to FP16 (no-op when panels already rounded it).
+  int panel = 0;
+  bool round_output = false;
+};
+
+// Runs in parallel over column strips (OpenMP) unless called inside a parallel region.
+void device_gemm(const DeviceGemm& g);
+
+// out[i] = fp16(a[i] + b[i]): bias add, residual add, position embedding.
+void device_add(const float* a, const float* b, float* out, std::size_t count);
+
+// LayerNorm of one row, FP32 statistics: mean = sum(x)/n, var = sum((x-mean)^2)/n,
+// rstd = 1/sqrt(var+eps); out = fp16(((x-mean)*rstd)*gamma + beta).
+void device_layernorm_row(const float* x, const float* gamma, const float* beta, float* out, int width, float eps);
+
+// out = fp16(0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3)))) computed in FP32.
+void device_gelu(const float* x, float* out, std::size_t count);
+
+// Softmax state for one attention row, in place: s[j] <- fp16(exp(s[j]*scale - max)),
+// returns the FP32 sum of the unrounded exponentials (the normaliser l).
+float device_softmax_row(float* s, int keys, float scale);
+
+// out[d] = fp16(o[d] / l): the attention output after the P.V product.
+void device_normalise_row(const float* o, float l, float* out, int count);
+
+}  // namespace tilevit::numerics

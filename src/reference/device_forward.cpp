@@ -1,0 +1,218 @@
+// Device-numerics reference: the graph of forward_fp32 with the device's rounding at
+// every step (docs/NUMERICS.md), computed by the kernels in numerics/device_kernels.
+#include <cmath>
+#include <cstring>
+
+#include "model/patches.hpp"
+#include "numerics/device_kernels.hpp"
+#include "numerics/fp16.hpp"
+#include "numerics/fp8.hpp"
+#include "reference/forward.hpp"
+
+namespace tilevit::reference {
+
+using model::GemmRole;
+using numerics::round_fp16;
+
+// A linear layer as the device holds it: weights quantised and transposed to
+// [in][out] (the kernels' B operand), bias rounded to FP16.
+struct DeviceLinear {
+  int in = 0, out = 0;
+  model::RolePrecision precision;
+  std::vector<float> weight_t;
+  std::vector<float> bias;
+};
+
+struct DeviceLayerNorm {
+  std::vector<float> scale, bias;
+};
+
+struct DeviceLayer {
+  DeviceLayerNorm ln1, ln2;
+  DeviceLinear qkv, out, fc1, fc2;
+};
+
+struct DeviceWeights {
+  DeviceLinear patch_embedding;
+  std::vector<float> position;
+  std::vector<DeviceLayer> layers;
+  DeviceLayerNorm post_ln;
+  std::vector<float> probe;
+  DeviceLinear q, kv, out, fc1, fc2;
+  DeviceLayerNorm head_ln;
+};
+
+namespace {
+
+std::vector<float> fp16_copy(std::vector<float> v) {
+  round_fp16(v.data(), v.size());
+  return v;
+}
+
+// Operand quantisation of a role: FP8 F143 at the role's scale, or FP16.
+void quantise(std::vector<float>& v, const model::RolePrecision& p) {
+  if (p.fp8)
+    numerics::fp8_round(v.data(), v.size(), numerics::Fp8Format::F143, p.scale);
+  else
+    round_fp16(v.data(), v.size());
+}
+
+DeviceLinear device_linear(const model::Linear& l, const model::RolePrecision& p) {
+  DeviceLinear d{l.in, l.out, p, std::vector<float>(l.weight.size()), fp16_copy(l.bias)};
+#pragma omp parallel for schedule(static)
+  for (int o = 0; o < l.out; ++o)
+    for (int i = 0; i < l.in; ++i)
+      d.weight_t[static_cast<std::size_t>(i) * l.out + o] = l.weight[static_cast<std::size_t>(o) * l.in + i];
+  quantise(d.weight_t, p);
+  return d;
+}
+
+DeviceLayerNorm device_layer_norm(const model::LayerNormParams& p) {
+  return DeviceLayerNorm{fp16_copy(p.scale), fp16_copy(p.bias)};
+}
+
+// y = fp16(gemm(quantise(x)) + bias): the cast kernel, the matrix-unit GEMM (FP16
+// accumulator per K32 panel for FP8; FP32 accumulation for FP16), then the bias add.
+std::vector<float> run_linear(const DeviceLinear& l, std::vector<float> x, int rows) {
+  quantise(x, l.precision);
+  std::vector<float> y(static_cast<std::size_t>(rows) * l.out);
+  numerics::DeviceGemm g;
+  g.rows = rows;
+  g.columns = l.out;
+  g.inner = l.in;
+  g.a = x.data();
+  g.lda = l.in;
+  g.b = l.weight_t.data();
+  g.ldb = l.out;
+  g.c = y.data();
+  g.ldc = l.out;
+  g.panel = l.precision.fp8 ? 32 : 0;
+  g.round_output = true;
+  numerics::device_gemm(g);
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; ++r) {
+    float* row = y.data() + static_cast<std::size_t>(r) * l.out;
+    numerics::device_add(row, l.bias.data(), row, static_cast<std::size_t>(l.out));
+  }
+  return y;
+}
+
+std::vector<float> run_layer_norm(const DeviceLayerNorm& p, const std::vector<float>& x, int rows, int width,
+                                  float eps) {
+  std::vector<float> y(x.size());
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; ++r)
+    numerics::device_layernorm_row(x.data() + static_cast<std::size_t>(r) * width, p.scale.data(), p.bias.data(),
+                                   y.data() + static_cast<std::size_t>(r) * width, width, eps);
+  return y;
+}
+
+void residual_add(std::vector<float>& x, const std::vector<float>& y) {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  const std::int64_t chunk = 4096;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; i += chunk)
+    numerics::device_add(x.data() + i, y.data() + i, x.data() + i, static_cast<std::size_t>(std::min(chunk, n - i)));
+}
+
+// FP16 attention, one (image, head) per task: scores in FP32, softmax state in FP32,
+// probabilities in FP16, P.V accumulated in FP32, output normalised and rounded to FP16.
+void attention(const model::ViTConfig& c, int batch, int queries, const float* q, int ldq, std::size_t q_image_stride,
+               int tokens, const float* k, const float* v, int ldkv, std::size_t kv_image_stride, float* out,
+               std::size_t out_image_stride) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const int d = c.head_dim;
+#pragma omp parallel for schedule(dynamic) collapse(2)
+  for (int b = 0; b < batch; ++b) {
+    for (int h = 0; h < c.heads; ++h) {
+      const float* qh = q + b * q_image_stride + h * d;
+      const float* kh = k + b * kv_image_stride + h * d;
+      const float* vh = v + b * kv_image_stride + h * d;
+      std::vector<float> kt(static_cast<std::size_t>(d) * tokens);
+      for (int j = 0; j < tokens; ++j)
+        for (int e = 0; e < d; ++e) kt[static_cast<std::size_t>(e) * tokens + j] = kh[static_cast<std::size_t>(j) * ldkv + e];
+      std::vector<float> scores(static_cast<std::size_t>(queries) * tokens), o(static_cast<std::size_t>(queries) * d);
+      numerics::DeviceGemm s{queries, tokens, d, qh, ldq, kt.data(), tokens, scores.data(), tokens, 0, false};
+      numerics::device_gemm(s);
+      std::vector<float> l(queries);
+      for (int i = 0; i < queries; ++i)
+        l[i] = numerics::device_softmax_row(scores.data() + static_cast<std::size_t>(i) * tokens, tokens, scale);
+      numerics::DeviceGemm pv{queries, d, tokens, scores.data(), tokens, vh, ldkv, o.data(), d, 0, false};
+      numerics::device_gemm(pv);
+      for (int i = 0; i < queries; ++i)
+        numerics::device_normalise_row(o.data() + static_cast<std::size_t>(i) * d, l[i],
+                                       out + b * out_image_stride + static_cast<std::size_t>(i) * c.width + h * d, d);
+    }
+  }
+}
+
+std::vector<float> mlp(const DeviceLinear& fc1, const DeviceLinear& fc2, const std::vector<float>& h, int rows) {
+  auto u = run_linear(fc1, h, rows);
+  numerics::device_gelu(u.data(), u.data(), u.size());
+  return run_linear(fc2, std::move(u), rows);
+}
+
+}  // namespace
+
+DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model::NumericsConfig& numerics)
+    : config_(w.config), numerics_(numerics), weights_(new DeviceWeights) {
+  auto role = [&](GemmRole r) { return numerics.role(r); };
+  DeviceWeights& d = *weights_;
+  d.patch_embedding = device_linear(w.patch_embedding, role(GemmRole::Embedding));
+  d.position = fp16_copy(w.position);
+  for (const auto& layer : w.layers)
+    d.layers.push_back(DeviceLayer{device_layer_norm(layer.ln1), device_layer_norm(layer.ln2),
+                                   device_linear(layer.qkv, role(GemmRole::Qkv)),
+                                   device_linear(layer.out, role(GemmRole::AttentionOut)),
+                                   device_linear(layer.fc1, role(GemmRole::MlpUp)),
+                                   device_linear(layer.fc2, role(GemmRole::MlpDown))});
+  d.post_ln = device_layer_norm(w.post_ln);
+  d.probe = fp16_copy(w.head.probe);
+  d.q = device_linear(w.head.q, role(GemmRole::MapQuery));
+  d.kv = device_linear(w.head.kv, role(GemmRole::MapKv));
+  d.out = device_linear(w.head.out, role(GemmRole::MapOut));
+  d.head_ln = device_layer_norm(w.head.ln);
+  d.fc1 = device_linear(w.head.fc1, role(GemmRole::MapMlpUp));
+  d.fc2 = device_linear(w.head.fc2, role(GemmRole::MapMlpDown));
+}
+
+DeviceNumericsModel::~DeviceNumericsModel() { delete weights_; }
+
+std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const {
+  const model::ViTConfig& c = config_;
+  const DeviceWeights& dw = *weights_;
+  const int batch = static_cast<int>(images.size());
+  const int t = c.patches(), w = c.width, rows = batch * t;
+  const float eps = c.layer_norm_eps;
+  const std::size_t tw = static_cast<std::size_t>(t) * w;
+
+  // The image is uploaded in FP16.
+  std::vector<float> patches(static_cast<std::size_t>(rows) * c.patch_dim());
+  for (int b = 0; b < batch; ++b) {
+    const auto p = model::patch_rows(c, images[b]);
+    std::memcpy(patches.data() + static_cast<std::size_t>(b) * p.size(), p.data(), p.size() * sizeof(float));
+  }
+  round_fp16(patches.data(), patches.size());
+  std::vector<float> x = run_linear(dw.patch_embedding, std::move(patches), rows);
+  for (int b = 0; b < batch; ++b) numerics::device_add(x.data() + b * tw, dw.position.data(), x.data() + b * tw, tw);
+
+  std::vector<float> attn(static_cast<std::size_t>(rows) * w);
+  for (const auto& layer : dw.layers) {
+    const auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps), rows);
+    attention(c, batch, t, qkv.data(), 3 * w, 3 * tw, t, qkv.data() + w, qkv.data() + 2 * w, 3 * w, 3 * tw,
+              attn.data(), tw);
+    residual_add(x, run_linear(layer.out, attn, rows));
+    residual_add(x, mlp(layer.fc1, layer.fc2, run_layer_norm(layer.ln2, x, rows, w, eps), rows));
+  }
+  x = run_layer_norm(dw.post_ln, x, rows, w, eps);
+
+  const auto q = run_linear(dw.q, dw.probe, 1);
+  const auto kv = run_linear(dw.kv, x, rows);
+  std::vector<float> pooled(static_cast<std::size_t>(batch) * w);
+  attention(c, batch, 1, q.data(), w, 0, t, kv.data(), kv.data() + w, 2 * w, 2 * tw, pooled.data(), w);
+  std::vector<float> y = run_linear(dw.out, std::move(pooled), batch);
+  residual_add(y, mlp(dw.fc1, dw.fc2, run_layer_norm(dw.head_ln, y, batch, w, eps), batch));
+  return y;
+}
+
+}  // namespace tilevit::reference

@@ -1,0 +1,149 @@
+// FP32 reference: batched dense GEMMs through oneDNN's sgemm (row-major), attention
+// per image and head, exact formulas of modeling_siglip in float.
+#include <dnnl.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "model/patches.hpp"
+#include "reference/forward.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::reference {
+namespace {
+
+using model::Linear;
+
+// C[m][n] = A[m][k] . B^T where B is [n][k] (a checkpoint [out][in] weight), or B is [k][n].
+void sgemm(bool transpose_b, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+           int ldc) {
+  if (m == 0 || n == 0) return;
+  const dnnl_status_t status =
+      dnnl_sgemm('N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  if (status != dnnl_success) throw Error("oneDNN sgemm failed with status " + std::to_string(status), kExitInternal);
+}
+
+std::vector<float> linear(const Linear& l, const float* x, int rows) {
+  std::vector<float> y(static_cast<std::size_t>(rows) * l.out);
+  sgemm(true, rows, l.out, l.in, x, l.in, l.weight.data(), l.in, y.data(), l.out);
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; ++r)
+    for (int o = 0; o < l.out; ++o) y[static_cast<std::size_t>(r) * l.out + o] += l.bias[o];
+  return y;
+}
+
+std::vector<float> layer_norm(const model::LayerNormParams& p, const std::vector<float>& x, int rows, int width,
+                              float eps) {
+  std::vector<float> y(x.size());
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; ++r) {
+    const float* in = x.data() + static_cast<std::size_t>(r) * width;
+    float* out = y.data() + static_cast<std::size_t>(r) * width;
+    double sum = 0;
+    for (int i = 0; i < width; ++i) sum += in[i];
+    const double mean = sum / width;
+    double sq = 0;
+    for (int i = 0; i < width; ++i) sq += (in[i] - mean) * (in[i] - mean);
+    const float rstd = static_cast<float>(1.0 / std::sqrt(sq / width + eps));
+    for (int i = 0; i < width; ++i)
+      out[i] = static_cast<float>(in[i] - mean) * rstd * p.scale[i] + p.bias[i];
+  }
+  return y;
+}
+
+void gelu_tanh(std::vector<float>& x) {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    x[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  }
+}
+
+void add_into(std::vector<float>& x, const std::vector<float>& y) {
+  const std::int64_t n = static_cast<std::int64_t>(x.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+// Softmax of each row of s [rows][keys] in place, after multiplying by `scale`.
+void softmax_rows(float* s, int rows, int keys, float scale) {
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < rows; ++r) {
+    float* row = s + static_cast<std::size_t>(r) * keys;
+    float m = -INFINITY;
+    for (int j = 0; j < keys; ++j) m = std::max(m, row[j] * scale);
+    float l = 0;
+    for (int j = 0; j < keys; ++j) l += (row[j] = std::exp(row[j] * scale - m));
+    const float inv = 1.0f / l;
+    for (int j = 0; j < keys; ++j) row[j] *= inv;
+  }
+}
+
+// Multi-head attention of `queries` rows of q (row stride ldq) against `tokens` rows of k
+// and v (row stride ldkv); writes [queries][width] into out.
+void attention(const model::ViTConfig& c, int queries, const float* q, int ldq, int tokens, const float* k,
+               const float* v, int ldkv, float* out) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  std::vector<float> scores(static_cast<std::size_t>(queries) * tokens);
+  for (int h = 0; h < c.heads; ++h) {
+    const int off = h * c.head_dim;
+    sgemm(true, queries, tokens, c.head_dim, q + off, ldq, k + off, ldkv, scores.data(), tokens);
+    softmax_rows(scores.data(), queries, tokens, scale);
+    sgemm(false, queries, c.head_dim, tokens, scores.data(), tokens, v + off, ldkv, out + off, c.width);
+  }
+}
+
+void mlp_residual(const model::ViTConfig& c, const Linear& fc1, const Linear& fc2, std::vector<float>& x,
+                  const std::vector<float>& h, int rows) {
+  (void)c;
+  auto u = linear(fc1, h.data(), rows);
+  gelu_tanh(u);
+  add_into(x, linear(fc2, u.data(), rows));
+}
+
+}  // namespace
+
+std::vector<float> forward_fp32(const model::ViTWeights& weights, const ImageBatch& images) {
+  const model::ViTConfig& c = weights.config;
+  const int batch = static_cast<int>(images.size());
+  const int t = c.patches(), w = c.width, rows = batch * t;
+  const float eps = c.layer_norm_eps;
+
+  std::vector<float> patches(static_cast<std::size_t>(rows) * c.patch_dim());
+  for (int b = 0; b < batch; ++b) {
+    const auto p = model::patch_rows(c, images[b]);
+    std::memcpy(patches.data() + static_cast<std::size_t>(b) * p.size(), p.data(), p.size() * sizeof(float));
+  }
+  std::vector<float> x = linear(weights.patch_embedding, patches.data(), rows);
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i < w; ++i) x[static_cast<std::size_t>(r) * w + i] += weights.position[static_cast<std::size_t>(r % t) * w + i];
+
+  std::vector<float> attn(static_cast<std::size_t>(rows) * w);
+  for (const auto& layer : weights.layers) {
+    const auto h = layer_norm(layer.ln1, x, rows, w, eps);
+    const auto qkv = linear(layer.qkv, h.data(), rows);
+    for (int b = 0; b < batch; ++b) {
+      const float* base = qkv.data() + static_cast<std::size_t>(b) * t * 3 * w;
+      attention(c, t, base, 3 * w, t, base + w, base + 2 * w, 3 * w, attn.data() + static_cast<std::size_t>(b) * t * w);
+    }
+    add_into(x, linear(layer.out, attn.data(), rows));
+    mlp_residual(c, layer.fc1, layer.fc2, x, layer_norm(layer.ln2, x, rows, w, eps), rows);
+  }
+  x = layer_norm(weights.post_ln, x, rows, w, eps);
+
+  // MAP head: one learned query attends over each image's tokens.
+  const auto& head = weights.head;
+  const auto q = linear(head.q, head.probe.data(), 1);
+  const auto kv = linear(head.kv, x.data(), rows);
+  std::vector<float> pooled(static_cast<std::size_t>(batch) * w);
+  for (int b = 0; b < batch; ++b) {
+    const float* base = kv.data() + static_cast<std::size_t>(b) * t * 2 * w;
+    attention(c, 1, q.data(), w, t, base, base + w, 2 * w, pooled.data() + static_cast<std::size_t>(b) * w);
+  }
+  std::vector<float> y = linear(head.out, pooled.data(), batch);
+  mlp_residual(c, head.fc1, head.fc2, y, layer_norm(head.ln, y, batch, w, eps), batch);
+  return y;
+}
+
+}  // namespace tilevit::reference

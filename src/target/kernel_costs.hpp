@@ -1,0 +1,64 @@
+#pragma once
+// Kernel cost model: predicted cycles of one call of a device kernel on one tile. The
+// formulas live here; every number in them comes from the machine's [costs] section, so a
+// re-calibration is a data change. Derivation and fitted errors: docs/COST_MODEL.md.
+//
+// Vector kernels are split over the tile's workers. Work is dealt out in grains of
+// `worker_grain` elements, and since workers issue round robin (each every `workers`-th
+// cycle) a call lasts as long as its busiest worker, whose element count rounded up to
+// whole vectors is what the vector terms count.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "target/machine.hpp"
+
+namespace tilevit::target {
+
+enum class Kernel { gemm, layernorm, gelu, softmax, reduce_add, add, cast_fp16_fp8, copy };
+enum class Precision { fp16, fp8 };
+
+std::string_view to_string(Kernel kernel);
+std::string_view to_string(Precision precision);
+std::optional<Kernel> kernel_from_string(std::string_view name);
+std::optional<Precision> precision_from_string(std::string_view name);
+std::span<const Kernel> all_kernels();
+
+// The kernel's extents, in the order KernelCall::dims holds them:
+// gemm rows, inner, columns | layernorm rows, width | gelu elements | softmax rows, keys |
+// reduce_add elements, partials | add elements | cast_fp16_fp8 elements | copy bytes.
+std::span<const std::string_view> dim_names(Kernel kernel);
+
+struct KernelCall {
+  Kernel kernel = Kernel::gemm;
+  Precision precision = Precision::fp16;  // gemm only
+  std::vector<std::uint64_t> dims;        // dim_names(kernel).size() values
+  bool operator==(const KernelCall&) const = default;
+};
+
+// "fp16 184x288x48" for a gemm, else "rows=1 width=1152".
+std::string describe(const KernelCall& call);
+
+// Dispatches on call.kernel; throws Error when dims has the wrong length.
+std::uint64_t predict_cycles(const MachineDescription& machine, const KernelCall& call);
+
+std::uint64_t gemm_cycles(const MachineDescription& machine, Precision precision, std::uint64_t rows,
+                          std::uint64_t inner, std::uint64_t columns);
+std::uint64_t layernorm_cycles(const MachineDescription& machine, std::uint64_t rows, std::uint64_t width);
+std::uint64_t gelu_cycles(const MachineDescription& machine, std::uint64_t elements);
+std::uint64_t softmax_cycles(const MachineDescription& machine, std::uint64_t rows, std::uint64_t keys);
+std::uint64_t reduce_add_cycles(const MachineDescription& machine, std::uint64_t elements, std::uint64_t partials);
+std::uint64_t add_cycles(const MachineDescription& machine, std::uint64_t elements);
+std::uint64_t cast_fp16_fp8_cycles(const MachineDescription& machine, std::uint64_t elements);
+std::uint64_t copy_cycles(const MachineDescription& machine, std::uint64_t bytes);
+
+// Elements handled by the busiest worker when `elements` are dealt to `workers` workers in
+// grains of `grain` (the remainder forms one partial grain): non-decreasing in `elements`.
+std::uint64_t busiest_worker_elements(std::uint64_t elements, std::uint32_t workers, std::uint32_t grain);
+// busiest_worker_elements rounded up to whole vectors of costs.vector_elements.
+std::uint64_t worker_vectors(const MachineDescription& machine, std::uint64_t elements);
+
+}  // namespace tilevit::target

@@ -1,0 +1,134 @@
+#pragma once
+// The target machine, as data: tile count, per-tile memory geometry, exchange and sync
+// costs, matrix-unit peaks and the kernel cost coefficients. Everything the compiler and
+// the simulator know about the hardware comes from a MachineDescription, which is read
+// from a versioned text file (format: docs/MACHINE_FORMAT.md) so a different machine
+// or a re-calibration never needs a code change.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tilevit::target {
+
+// One contiguous memory region of a tile's SRAM: [start, end).
+struct MemoryRegion {
+  std::string name;
+  std::uint32_t start = 0;
+  std::uint32_t end = 0;
+  std::uint32_t element_bytes = 0;         // one SRAM element serves one access per cycle
+  std::uint32_t unit_elements = 1;         // elements ganged into one unit (2 = interleaved pairs)
+  std::uint32_t load_bytes_per_cycle = 0;  // widest load a worker can issue from here
+  bool code = false;                       // may hold executable code
+  std::uint32_t size() const { return end - start; }
+  std::uint32_t unit_bytes() const { return element_bytes * unit_elements; }
+  bool operator==(const MemoryRegion&) const = default;
+};
+
+enum class ReservedKind { exchange, runtime, unreachable, profiling };
+enum class ReservedWhen { always, profiling };
+
+// Bytes of every tile that tensors may not use: [start, start + size).
+struct ReservedRange {
+  std::string name;
+  ReservedKind kind = ReservedKind::runtime;
+  std::uint32_t start = 0;
+  std::uint32_t size = 0;
+  ReservedWhen when = ReservedWhen::always;
+  std::uint32_t end() const { return start + size; }
+  bool operator==(const ReservedRange&) const = default;
+};
+
+// GEMM on the matrix unit: the right operand is consumed in panels of
+// panel_inner x panel_columns; cycles = base + panels * (per_row * rows + per_panel).
+struct GemmCoefficients {
+  std::uint32_t panel_inner = 16;
+  std::uint32_t panel_columns = 16;
+  double base = 0;
+  double per_row = 0;
+  double per_panel = 0;
+  bool operator==(const GemmCoefficients&) const = default;
+};
+
+// Coefficients of the kernel cost model (formulas: kernel_costs.hpp, docs/COST_MODEL.md).
+// "vector" = one worker vector instruction group of vector_elements FP16 elements; work is
+// dealt to the workers in grains of worker_grain elements.
+struct CostCoefficients {
+  std::uint32_t vector_elements = 4;
+  std::uint32_t worker_grain = 16;
+  GemmCoefficients gemm_fp16;
+  GemmCoefficients gemm_fp8;
+  double layernorm_base = 0, layernorm_per_row = 0, layernorm_per_row_vector = 0;
+  double softmax_base = 0, softmax_per_row = 0, softmax_per_row_vector = 0;
+  double gelu_base = 0, gelu_per_vector = 0;
+  double reduce_add_base = 0, reduce_add_per_vector = 0, reduce_add_per_vector_partial = 0;
+  double add_base = 0, add_per_vector = 0;
+  double cast_base = 0, cast_per_vector = 0;
+  double copy_base = 0, copy_bytes_per_cycle = 1;
+  bool operator==(const CostCoefficients&) const = default;
+};
+
+struct MachineDescription {
+  // [machine]
+  std::string name;
+  std::uint32_t tiles = 0;
+  std::uint32_t rows = 0;     // physical layout rows x columns == tiles
+  std::uint32_t columns = 0;
+  std::uint64_t clock_hz = 0;
+  std::uint32_t launch_cycles = 0;  // supervisor cost to start one kernel call
+  // [tile]
+  std::uint32_t workers = 0;  // worker contexts; they issue round robin, one every `workers` cycles
+  // [memory]
+  std::uint32_t sram_base = 0;
+  std::uint32_t sram_size = 0;
+  std::uint32_t vector_alignment = 0;  // bytes, operands of vector kernels
+  std::uint32_t matrix_alignment = 0;  // bytes, operands of the matrix unit
+  std::vector<MemoryRegion> regions;   // sorted by start, disjoint, inside SRAM
+  std::vector<ReservedRange> reserved; // sorted by start, disjoint, inside SRAM
+  // [exchange]
+  std::uint32_t exchange_send_bytes_per_cycle = 0;     // per tile
+  std::uint32_t exchange_receive_bytes_per_cycle = 0;  // per tile
+  std::uint32_t sync_cycles = 0;                       // per exchange phase
+  // [matrix]: FLOP per tile per cycle (a multiply-add counts 2)
+  std::uint32_t flop_per_cycle_fp32 = 0;
+  std::uint32_t flop_per_cycle_fp16 = 0;
+  std::uint32_t flop_per_cycle_fp8 = 0;
+  // [costs]
+  CostCoefficients costs;
+
+  std::uint32_t sram_end() const { return sram_base + sram_size; }
+  // Bytes per tile left for tensors, code and tables once reserved ranges are taken out.
+  std::uint32_t free_bytes_per_tile(bool profiling) const;
+  // The region holding `address`, or nullptr.
+  const MemoryRegion* region_at(std::uint32_t address) const;
+  bool operator==(const MachineDescription&) const = default;
+};
+
+// Parses and validates a description. `source_name` prefixes every error message:
+// "<source_name>:<line>: [<section>] <key>: <what is wrong>".
+MachineDescription parse_machine(std::string_view text, const std::string& source_name);
+
+// Canonical text (no comments, fixed key order); parse_machine(to_text(m)) == m.
+std::string to_text(const MachineDescription& machine);
+
+// Reads and parses a file (at most 1 MiB); errors name the path.
+MachineDescription load_machine(const std::string& path);
+
+// The shipped descriptions, parsed once from text embedded at build time from
+// src/target/machines/*.machine.
+const MachineDescription& c600();
+const MachineDescription& test16();
+std::string_view c600_text();
+std::string_view test16_text();
+
+// Description plus derived figures (total SRAM, peak FLOP/s per precision, free bytes).
+nlohmann::json to_json(const MachineDescription& machine);
+
+double peak_flops(const MachineDescription& machine, std::uint32_t flop_per_cycle);
+
+std::string_view to_string(ReservedKind kind);
+std::string_view to_string(ReservedWhen when);
+
+}  // namespace tilevit::target

@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+
+#include "numerics/device_kernels.hpp"
+#include "numerics/device_math.hpp"
+#include "numerics/fp16.hpp"
+#include "numerics/fp8.hpp"
+
+using namespace tilevit::numerics;
+
+namespace {
+
+// The definition in docs/NUMERICS.md written out naively: sequential FP32 sum of exact
+// products, FP16 rounding after every `panel` steps and at the end.
+float gemm_by_definition(const std::vector<float>& a, const std::vector<float>& b, int k_dim, int n_dim, int row,
+                         int col, int panel, bool round_output) {
+  float t = 0;
+  for (int k = 0; k < k_dim; ++k) {
+    const float product = a[row * k_dim + k] * b[k * n_dim + col];
+    t = t + product;
+    if (panel > 0 && ((k + 1) % panel == 0 || k + 1 == k_dim)) t = round_fp16(t);
+  }
+  return round_output ? round_fp16(t) : t;
+}
+
+std::vector<float> random_fp8(std::size_t n, std::mt19937& rng, int scale) {
+  std::normal_distribution<float> dist(0.0f, 0.5f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  fp8_round(v.data(), n, Fp8Format::F143, scale);
+  return v;
+}
+
+}  // namespace
+
+TEST(DeviceGemm, MatchesDefinitionWithTailsAndPanels) {
+  std::mt19937 rng(1);
+  for (auto [m, n, k] : {std::tuple{5, 37, 70}, {4, 16, 32}, {9, 50, 129}, {1, 3, 1}}) {
+    const auto a = random_fp8(static_cast<std::size_t>(m) * k, rng, -1);
+    const auto b = random_fp8(static_cast<std::size_t>(k) * n, rng, -1);
+    for (int panel : {0, 32}) {
+      for (bool round_output : {false, true}) {
+        std::vector<float> c(static_cast<std::size_t>(m) * n);
+        device_gemm(DeviceGemm{m, n, k, a.data(), k, b.data(), n, c.data(), n, panel, round_output});
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j)
+            ASSERT_EQ(c[i * n + j], gemm_by_definition(a, b, k, n, i, j, panel, round_output))
+                << m << "x" << n << "x" << k << " panel " << panel << " at " << i << "," << j;
+      }
+    }
+  }
+}
+
+TEST(DeviceGemm, PanelRoundingLosesSmallContributions) {
+  // 1.0 in the first panel and 2^-12 in three later panels: each panel's FP16 rounding
+  // drops the 2^-12, FP32 accumulation keeps 3 * 2^-12 and rounds to 1 + 2^-10.
+  const int k = 97;
+  std::vector<float> a(k, 0.0f), b(k, 1.0f);
+  a[0] = 1.0f;
+  a[32] = a[64] = a[96] = std::ldexp(1.0f, -12);
+  float panelled = 0, fp32 = 0;
+  device_gemm(DeviceGemm{1, 1, k, a.data(), k, b.data(), 1, &panelled, 1, 32, true});
+  device_gemm(DeviceGemm{1, 1, k, a.data(), k, b.data(), 1, &fp32, 1, 0, true});
+  EXPECT_EQ(panelled, 1.0f);
+  EXPECT_EQ(fp32, 1.0f + std::ldexp(1.0f, -10));
+}
+
+TEST(DeviceGemm, IndependentOfThreadCount) {
+  std::mt19937 rng(2);
+  const int m = 33, n = 300, k = 160;
+  const auto a = random_fp8(static_cast<std::size_t>(m) * k, rng, 0);
+  const auto b = random_fp8(static_cast<std::size_t>(k) * n, rng, 0);
+  std::vector<float> c1(static_cast<std::size_t>(m) * n), c2(c1.size());
+  omp_set_num_threads(1);
+  device_gemm(DeviceGemm{m, n, k, a.data(), k, b.data(), n, c1.data(), n, 32, true});
+  omp_set_num_threads(2);
+  device_gemm(DeviceGemm{m, n, k, a.data(), k, b.data(), n, c2.data(), n, 32, true});
+  EXPECT_EQ(c1, c2);
+}
+
+TEST(DeviceMath, ExpAndTanhAccuracy) {
+  for (float x = -80.0f; x < 80.0f; x += 0.01137f) {
+    const double want = std::exp(static_cast<double>(x));
+    EXPECT_NEAR(device_exp(x) / want, 1.0, 4e-7) << x;
+  }
+  EXPECT_EQ(device_exp(0.0f), 1.0f);
+  EXPECT_EQ(device_exp(-100.0f), 0.0f);
+  for (float x = -12.0f; x < 12.0f; x += 0.00731f) EXPECT_NEAR(device_tanh(x), std::tanh(double(x)), 3e-7) << x;
+}
+
+TEST(DeviceKernels, SoftmaxRowState) {
+  std::vector<float> s = {1.0f, 3.0f, -2.0f, 3.0f, 0.5f};
+  const float l = device_softmax_row(s.data(), 5, 0.5f);
+  double expected_l = 0;
+  for (float v : {1.0f, 3.0f, -2.0f, 3.0f, 0.5f}) expected_l += std::exp(0.5 * v - 1.5);
+  EXPECT_NEAR(l, expected_l, 1e-6);
+  EXPECT_EQ(s[1], 1.0f);
+  EXPECT_EQ(s[3], 1.0f);
+  EXPECT_EQ(s[0], round_fp16(device_exp(0.5f - 1.5f)));
+  for (float p : s) EXPECT_EQ(p, round_fp16(p));
+}
+
+TEST(DeviceKernels, LayerNormNormalises) {
+  const int w = 144;
+  std::vector<float> x(w), gamma(w, 1.0f), beta(w, 0.0f), y(w);
+  for (int i = 0; i < w; ++i) x[i] = round_fp16(3.0f + std::sin(i * 0.7f) * 2.0f);
+  device_layernorm_row(x.data(), gamma.data(), beta.data(), y.data(), w, 1e-6f);
+  double mean = 0, sq = 0;
+  for (float v : y) mean += v;
+  mean /= w;
+  for (float v : y) sq += (v - mean) * (v - mean);
+  EXPECT_NEAR(mean, 0.0, 1e-3);
+  EXPECT_NEAR(std::sqrt(sq / w), 1.0, 2e-3);
+  for (float v : y) EXPECT_EQ(v, round_fp16(v));
+}
+
+TEST(DeviceKernels, GeluTanhMatchesFormula) {
+  std::vector<float> x, y;
+  for (float v = -6.0f; v <= 6.0f; v += 0.0625f) x.push_back(v);
+  y.resize(x.size());
+  device_gelu(x.data(), y.data(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    const double want = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    EXPECT_NEAR(y[i], want, std::max(1e-6, std::fabs(want) * 1e-3)) << v;
+    EXPECT_EQ(y[i], round_fp16(y[i]));
+  }
+}
+
+TEST(DeviceKernels, AddRoundsOnce) {
+  const float a = 1.0f, b = std::ldexp(1.0f, -11) * 1.5f;  // 1 + 0.75 ulp -> rounds up
+  float out;
+  device_add(&a, &b, &out, 1);
+  EXPECT_EQ(out, 1.0f + std::ldexp(1.0f, -10));
+}
