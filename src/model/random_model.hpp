@@ -15,8 +15,8 @@
 namespace tilevit::model {
 
 // The standard normal for element `index` of a stream: SplitMix64 seeded with
-// (stream_seed XOR index), two draws, Box-Muller (cosine branch), in double.
-double seeded_normal(std::uint64_t stream_seed, std::uint64_t index);
+// (stream_seed XOR index), two draws, Box-Muller (cosine branch), in float.
+float seeded_normal(std::uint64_t stream_seed, std::uint64_t index);
 // Stream seed of a named tensor: SplitMix64 of (seed XOR FNV-1a-64(name)).
 std::uint64_t tensor_stream_seed(std::uint64_t seed, const std::string& name);
 

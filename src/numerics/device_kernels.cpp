@@ -79,11 +79,79 @@ void column_strip(const DeviceGemm& g, int col, int width) {
   }
 }
 
+
+// The same computation on AVX-512 (8 rows x 32 columns), compiled for that ISA only and
+// chosen at run time; per element it is the identical sequence of FMAs and roundings.
+constexpr int kStrip512 = 32;
+constexpr int kRows512 = 8;
+
+template <int R>
+__attribute__((target("avx512f,avx512vl,f16c,fma"))) inline void round_fp16_512(__m512 (&acc)[R][2]) {
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h)
+      acc[r][h] = _mm512_cvtph_ps(_mm512_cvtps_ph(acc[r][h], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+template <int R>
+__attribute__((target("avx512f,avx512vl,f16c,fma"))) void micro_tile_512(const DeviceGemm& g, int row, int col) {
+  __m512 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  int since_round = 0;
+  for (int k = 0; k < g.inner; ++k) {
+    const float* brow = g.b + static_cast<std::size_t>(k) * g.ldb + col;
+    const __m512 b0 = _mm512_loadu_ps(brow);
+    const __m512 b1 = _mm512_loadu_ps(brow + 16);
+    for (int r = 0; r < R; ++r) {
+      const __m512 a = _mm512_set1_ps(g.a[static_cast<std::size_t>(row + r) * g.lda + k]);
+      acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+    }
+    if (g.panel > 0 && (++since_round == g.panel || k + 1 == g.inner)) {
+      since_round = 0;
+      round_fp16_512<R>(acc);
+    }
+  }
+  if (g.round_output) round_fp16_512<R>(acc);
+  for (int r = 0; r < R; ++r) {
+    float* out = g.c + static_cast<std::size_t>(row + r) * g.ldc + col;
+    _mm512_storeu_ps(out, acc[r][0]);
+    _mm512_storeu_ps(out + 16, acc[r][1]);
+  }
+}
+
+__attribute__((target("avx512f,avx512vl,f16c,fma"))) void column_strip_512(const DeviceGemm& g, int col) {
+  int row = 0;
+  for (; row + kRows512 <= g.rows; row += kRows512) micro_tile_512<kRows512>(g, row, col);
+  for (; row + 2 <= g.rows; row += 2) micro_tile_512<2>(g, row, col);
+  for (; row < g.rows; ++row) micro_tile_512<1>(g, row, col);
+}
+
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+
 }  // namespace
 
 void device_gemm(const DeviceGemm& g) {
-  const int strips = (g.columns + kStrip - 1) / kStrip;
   const bool parallel = !omp_in_parallel() && static_cast<long>(g.rows) * g.columns * g.inner > (1L << 16);
+  if (has_avx512()) {
+    const int strips = g.columns / kStrip512;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int s = 0; s < strips; ++s) column_strip_512(g, s * kStrip512);
+    const int done = strips * kStrip512;
+    if (done < g.columns) {
+      DeviceGemm rest = g;  // the remaining columns through the AVX2 path
+      rest.columns = g.columns - done;
+      rest.b = g.b + done;
+      rest.c = g.c + done;
+      const int rest_strips = (rest.columns + kStrip - 1) / kStrip;
+      for (int s = 0; s < rest_strips; ++s)
+        column_strip(rest, s * kStrip, rest.columns - s * kStrip < kStrip ? rest.columns - s * kStrip : kStrip);
+    }
+    return;
+  }
+  const int strips = (g.columns + kStrip - 1) / kStrip;
 #pragma omp parallel for schedule(static) if (parallel)
   for (int s = 0; s < strips; ++s) {
     const int col = s * kStrip;

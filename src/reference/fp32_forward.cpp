@@ -2,11 +2,13 @@
 // per image and head, exact formulas of modeling_siglip in float.
 #include <dnnl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "model/patches.hpp"
 #include "reference/forward.hpp"
+#include "reference/fp32_math.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::reference {
@@ -52,12 +54,9 @@ std::vector<float> layer_norm(const model::LayerNormParams& p, const std::vector
 }
 
 void gelu_tanh(std::vector<float>& x) {
-  const std::int64_t n = static_cast<std::int64_t>(x.size());
+  const std::int64_t n = static_cast<std::int64_t>(x.size()), chunk = 4096;
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    x[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-  }
+  for (std::int64_t i = 0; i < n; i += chunk) gelu_tanh_fp32(x.data() + i, static_cast<std::size_t>(std::min(chunk, n - i)));
 }
 
 void add_into(std::vector<float>& x, const std::vector<float>& y) {
@@ -69,15 +68,7 @@ void add_into(std::vector<float>& x, const std::vector<float>& y) {
 // Softmax of each row of s [rows][keys] in place, after multiplying by `scale`.
 void softmax_rows(float* s, int rows, int keys, float scale) {
 #pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; ++r) {
-    float* row = s + static_cast<std::size_t>(r) * keys;
-    float m = -INFINITY;
-    for (int j = 0; j < keys; ++j) m = std::max(m, row[j] * scale);
-    float l = 0;
-    for (int j = 0; j < keys; ++j) l += (row[j] = std::exp(row[j] * scale - m));
-    const float inv = 1.0f / l;
-    for (int j = 0; j < keys; ++j) row[j] *= inv;
-  }
+  for (int r = 0; r < rows; ++r) softmax_fp32(s + static_cast<std::size_t>(r) * keys, keys, scale);
 }
 
 // Multi-head attention of `queries` rows of q (row stride ldq) against `tokens` rows of k

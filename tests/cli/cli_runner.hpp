@@ -1,0 +1,58 @@
+#pragma once
+// Runs the tilevit binary as a user would and captures exit code, stdout and stderr.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace tilevit::test_support {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+  int err_lines() const {
+    int n = 0;
+    for (char c : err) n += c == '\n';
+    return n;
+  }
+};
+
+inline std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `args` are shell words; stderr goes to a temporary file so progress lines can be
+// separated from the error line (the last line).
+inline CliResult run_tilevit(const std::string& args) {
+  static int counter = 0;
+  const std::string err_path = std::filesystem::temp_directory_path() /
+                               ("tilevit_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  CliResult r;
+  FILE* pipe = ::popen((std::string(TILEVIT_BINARY) + " " + args + " 2>" + err_path).c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_all(err_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+// The last line of stderr: the error message, after any progress lines.
+inline std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const auto p = t.rfind('\n');
+  return p == std::string::npos ? t : t.substr(p + 1);
+}
+
+}  // namespace tilevit::test_support
