@@ -15,7 +15,8 @@
 # same weights (bench/peers/export_onnx.py, via tools/torch_siglip.py); a fixed random
 # preprocessed input (numpy, standard normal x 0.5, [3,378,378]); then tilevit
 # `reference --fp32-only`, ONNX Runtime (bench/peers/run_onnxruntime.mjs) and PyTorch
-# (bench/peers/run_torch.py, OPENBLAS_CORETYPE=COOPERLAKE) one after the other. Prints a
+# (bench/peers/run_torch.py, OPENBLAS_CORETYPE=COOPERLAKE; again with jemalloc preloaded if
+# libjemalloc2 is installed) one after the other. Prints a
 # table (ms per image, GFLOP/s, cosine of each peer's embedding vs tilevit's) and writes
 # bench/out/reference_vs_peers.json. Exports are cached in bench/out/ (keyed by the
 # export command and the weights' checksum).
@@ -87,7 +88,8 @@ x = np.random.default_rng(20240601).standard_normal((3, 378, 378)) * 0.5
 np.save(sys.argv[1], x.astype(np.float32))' "$input"
 fi
 
-rm -f "$out"/{tilevit,onnxruntime,torch}.json "$out"/emb_{tilevit,onnxruntime,torch}.npy
+rm -f "$out"/{tilevit,onnxruntime,torch,torch_jemalloc}.json \
+      "$out"/emb_{tilevit,onnxruntime,torch,torch_jemalloc}.npy
 
 # 4. The three measurements, one after the other on an otherwise idle machine.
 # Other processes' CPU use over 3 s just before (the 1-minute load average would still
@@ -116,6 +118,18 @@ log "PyTorch FP32: torch.set_num_threads($threads), OPENBLAS_CORETYPE=COOPERLAKE
 OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
   "$PY" "$root/bench/peers/run_torch.py" "$weights" --input "$input" --repeat "$repeat" \
   --threads "$threads" --out "$out/emb_torch.npy" > "$out/torch.json"
+
+# The same, with jemalloc keeping freed memory (see docs/BENCHMARKS.md: on this VM a fresh
+# 34 MB attention-score tensor costs ~70 ms of page faults under glibc malloc, which hands
+# allocations over 32 MB back to the kernel on free; ONNX Runtime and tilevit reuse memory).
+jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+if [[ -f "$jemalloc" ]]; then
+  log "PyTorch FP32 with jemalloc (retain, no decay): same settings otherwise"
+  LD_PRELOAD="$jemalloc" MALLOC_CONF="retain:true,dirty_decay_ms:-1,muzzy_decay_ms:-1" \
+  OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
+    "$PY" "$root/bench/peers/run_torch.py" "$weights" --input "$input" --repeat "$repeat" \
+    --threads "$threads" --out "$out/emb_torch_jemalloc.npy" > "$out/torch_jemalloc.json"
+fi
 
 "$PY" "$root/bench/peers/summarize.py" "$out" --layers "$layers" --repeat "$repeat" \
   --weights "$weights" --onnx "$onnx" --input "$input" --tilevit-command "${tv_cmd[*]}" \

@@ -58,6 +58,8 @@ def main() -> int:
         "dtype": "float32",
         "threads": torch.get_num_threads(),
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "allocator": "jemalloc" if "jemalloc" in os.environ.get("LD_PRELOAD", "") else "glibc",
+        "malloc_conf": os.environ.get("MALLOC_CONF"),
         "repeat": args.repeat,
         "load_s": load_s,
         "ms": times,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup of the CPU peers that bench/reference_vs_peers.sh compares tilevit's
 # FP32 reference with (see docs/BENCHMARKS.md):
-#   - PyTorch FP32: Debian's python3-torch and python3-numpy (apt), run with /usr/bin/python3
+#   - PyTorch FP32: Debian's python3-torch and python3-numpy (apt), run with /usr/bin/python3;
+#     libjemalloc2 (apt) for a second PyTorch run with jemalloc preloaded
 #   - ONNX Runtime: npm onnxruntime-node, version pinned in bench/peers/package.json and
 #     package-lock.json, installed into bench/peers/node_modules (git-ignored). Its CPU
 #     binaries ship inside the package; ONNXRUNTIME_NODE_INSTALL=skip stops its install
@@ -39,6 +40,12 @@ if ! "$PY" -c 'import torch, numpy' 2>/dev/null; then
   apt_install python3-torch python3-numpy
 fi
 "$PY" -c 'import torch, numpy' || { log "torch/numpy still not importable by $PY"; exit 1; }
+
+# 1b. jemalloc, for the second PyTorch row (an allocator that keeps freed memory; optional)
+if [[ ! -f /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]]; then
+  log "installing libjemalloc2 (apt)"
+  apt_install libjemalloc2 || log "libjemalloc2 not installed: the PyTorch + jemalloc row is skipped"
+fi
 
 # 2. Node.js + npm (normally preinstalled; Debian's nodejs otherwise)
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

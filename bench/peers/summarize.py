@@ -3,8 +3,8 @@
 
     summarize.py OUTDIR --layers N [--weights F] [--onnx F] [--input F]
 
-Reads OUTDIR/{tilevit,onnxruntime,torch}.json (the runners' JSON) and the embeddings
-OUTDIR/emb_{tilevit,onnxruntime,torch}.npy, prints a table (ms per image min/median/max,
+Reads OUTDIR/{tilevit,onnxruntime,torch[,torch_jemalloc]}.json (the runners' JSON) and the
+embeddings OUTDIR/emb_<same>.npy, prints a table (ms per image min/median/max,
 effective GFLOP/s at the median, cosine of each peer's embedding vs tilevit's FP32 one)
 and writes OUTDIR/reference_vs_peers.json.
 """
@@ -89,7 +89,8 @@ def main() -> int:
     rows = [{"peer": "tilevit reference FP32", "version": args.tilevit_version,
              "min_ms": lo, "median_ms": med, "max_ms": hi, "ms": runs,
              "cosine_vs_tilevit": 1.0, "raw": tv}]
-    labels = {"onnxruntime": "ONNX Runtime FP32", "torch": "PyTorch FP32"}
+    labels = {"onnxruntime": "ONNX Runtime FP32", "torch": "PyTorch FP32",
+              "torch_jemalloc": "PyTorch FP32 + jemalloc"}
     for name, label in labels.items():
         path = os.path.join(d, f"{name}.json")
         if not os.path.exists(path):

@@ -1,0 +1,79 @@
+// tilevit compile: the model as a static program for every tile of the machine.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "cli/model_options.hpp"
+#include "compiler/compile.hpp"
+#include "support/error.hpp"
+#include "target/machine.hpp"
+
+namespace tilevit::cli {
+namespace {
+
+struct CompileCommand {
+  ModelOptions model;
+  std::string machine_file, package;
+  std::uint32_t stream_words = 1024;
+  bool json = false, fuse_qkv = true;
+
+  CommandAction setup(CLI::App& app) {
+    model.add_to(app, false);
+    app.add_option("--batch", model.batch, "images per call")->capture_default_str();
+    app.add_option("--machine", machine_file, "machine description file (default: the embedded C600)");
+    app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words per stream")
+        ->check(CLI::Range(16u, 1u << 20))
+        ->capture_default_str();
+    app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k, v)");
+    app.add_option("--package", package, "output package file");
+    app.add_flag("--json", json, "print one JSON object");
+    return [this] { return run(); };
+  }
+
+  int run() {
+    model.apply_threads();
+    const auto t0 = std::chrono::steady_clock::now();
+    const target::MachineDescription machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
+    const model::ViTConfig config = model.config();
+    const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
+    progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers) for " + machine.name);
+    const compiler::CompiledModel compiled =
+        compiler::compile_model(graph, machine, compiler::CompileOptions{stream_words, false});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto& s = compiled.stats;
+    nlohmann::json j;
+    j["machine"] = machine.name;
+    j["compile_seconds"] = seconds;
+    j["tiles_used"] = s.tiles_used;
+    j["supersteps"] = s.supersteps;
+    j["executed_supersteps"] = s.executed_supersteps;
+    j["kernel_calls"] = s.kernel_calls;
+    j["transfers"] = s.transfers;
+    j["exchange_bytes_per_call"] = s.exchange_bytes;
+    j["peak_tile_bytes"] = s.peak_tile_bytes;
+    j["largest_hole_min"] = s.largest_hole_min;
+    j["weight_bytes"] = s.weight_bytes;
+    j["unique_weight_bytes"] = s.unique_weight_bytes;
+    j["weight_replication"] = s.unique_weight_bytes ? double(s.weight_bytes) / double(s.unique_weight_bytes) : 0.0;
+    j["exchange_table_bytes_max"] = s.exchange_table_bytes_max;
+    j["estimated_cycles"] = s.estimated_cycles;
+    j["estimated_compute_cycles"] = s.estimated_compute_cycles;
+    j["estimated_exchange_cycles"] = s.estimated_exchange_cycles;
+    j["estimated_sync_cycles"] = s.estimated_sync_cycles;
+    j["estimated_ms"] = double(s.estimated_cycles) / double(machine.clock_hz) * 1e3;
+    if (json)
+      std::cout << j.dump(1) << "\n";
+    else
+      for (auto& [k, v] : j.items()) std::cout << k << ": " << v.dump() << "\n";
+    return kExitOk;
+  }
+};
+
+CompileCommand command;
+const CommandRegistration registration("compile", "compile the model into a static per-tile program",
+                                       [](CLI::App& app) { return command.setup(app); });
+
+}  // namespace
+}  // namespace tilevit::cli

@@ -1,0 +1,106 @@
+#include "compiler/compile.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "compiler/distribution.hpp"
+#include "support/error.hpp"
+#include "target/kernel_costs.hpp"
+
+namespace tilevit::compiler {
+
+std::uint64_t estimate_call_cycles(const target::MachineDescription& m, const KernelCall& c) {
+  using target::Precision;
+  const auto& d = c.dims;
+  switch (c.kind) {
+    case KernelKind::gemm_fp8: return target::gemm_cycles(m, Precision::fp8, d[0], d[1], d[2]);
+    case KernelKind::gemm_fp16: return target::gemm_cycles(m, Precision::fp16, d[0], d[1], d[2]);
+    case KernelKind::reduce_add: return target::reduce_add_cycles(m, d[0], d[1]);
+    case KernelKind::bias_add: return target::add_cycles(m, std::uint64_t(d[0]) * d[1]);
+    case KernelKind::add: return target::add_cycles(m, d[0]);
+    case KernelKind::layernorm: return target::layernorm_cycles(m, d[0], d[1]);
+    case KernelKind::gelu: return target::gelu_cycles(m, d[0]);
+    case KernelKind::cast_fp8: return target::cast_fp16_fp8_cycles(m, d[0]);
+    case KernelKind::attention: {
+      // QK^T and P.V as FP16 GEMMs (K = head_dim, then K = keys) and the row softmax.
+      return target::gemm_cycles(m, Precision::fp16, d[0], d[2], d[1]) + target::softmax_cycles(m, d[0], d[1]) +
+             target::gemm_cycles(m, Precision::fp16, d[0], d[1], d[2]);
+    }
+  }
+  return 0;
+}
+
+StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) {
+  StepCost cost;
+  std::map<std::uint32_t, std::uint64_t> per_tile;
+  for (const KernelCall& c : s.compute) per_tile[c.tile] += estimate_call_cycles(m, c) + m.launch_cycles;
+  for (const auto& [tile, cycles] : per_tile) cost.compute = std::max(cost.compute, cycles);
+  if (!s.exchange.empty()) {
+    const ExchangeLoad load = exchange_load(s.exchange, m.tiles);
+    std::uint64_t worst = 0;
+    for (std::uint32_t t = 0; t < m.tiles; ++t)
+      worst = std::max({worst, (load.sent_bytes[t] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
+                        (load.received_bytes[t] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle});
+    cost.exchange = worst;
+    cost.sync = m.sync_cycles;
+  }
+  return cost;
+}
+
+CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options) {
+  CompiledModel out{graph, lower(graph, machine, LoweringOptions{options.exchange_stream_words, options.profiling}), {}, {}};
+  CompiledProgram& p = out.lowered.program;
+
+  // Per-tile placement inputs; remember where each allocation went.
+  std::vector<TilePlacementInput> inputs(machine.tiles);
+  std::vector<std::uint32_t> index_in_tile(p.allocations.size());
+  for (std::uint32_t t = 0; t < machine.tiles; ++t) inputs[t].tile = t;
+  for (std::size_t i = 0; i < p.allocations.size(); ++i) {
+    auto& in = inputs[p.allocations[i].tile];
+    index_in_tile[i] = static_cast<std::uint32_t>(in.requests.size());
+    in.requests.push_back(p.allocations[i].request);
+  }
+  for (const ElementConflict& c : out.lowered.conflicts_by_allocation)
+    inputs[p.allocations[c.a].tile].conflicts.push_back(ElementConflict{index_in_tile[c.a], index_in_tile[c.b]});
+  const std::vector<TilePlacement> placed = place_all(machine, inputs, options.profiling);
+  for (std::size_t i = 0; i < p.allocations.size(); ++i)
+    p.allocations[i].address = placed[p.allocations[i].tile].address[index_in_tile[i]];
+
+  CompileStats& s = out.stats;
+  s.largest_hole_min = UINT32_MAX;
+  for (std::uint32_t t = 0; t < machine.tiles; ++t) {
+    out.memory.push_back(placed[t].stats);
+    if (!inputs[t].requests.empty()) {
+      s.peak_tile_bytes = std::max(s.peak_tile_bytes, placed[t].stats.peak_live);
+      s.largest_hole_min = std::min(s.largest_hole_min, placed[t].stats.largest_hole_at_peak);
+    }
+  }
+  std::vector<bool> used(machine.tiles, false);
+  for (const Allocation& a : p.allocations) {
+    if (a.request.kind == AllocationKind::parameter) s.weight_bytes += a.request.bytes;
+    if (a.request.label == "support.exchange_tables")
+      s.exchange_table_bytes_max = std::max(s.exchange_table_bytes_max, a.request.bytes);
+  }
+  for (const Tensor& t : graph.tensors)
+    if (t.kind == TensorKind::parameter) s.unique_weight_bytes += t.bytes();
+    else if (t.kind == TensorKind::sequence) s.unique_weight_bytes += t.bytes() * graph.loop_count;
+  s.supersteps = static_cast<std::uint32_t>(p.steps.size());
+  for (std::uint32_t i = 0; i < p.steps.size(); ++i) {
+    const Superstep& step = p.steps[i];
+    const std::uint64_t repeat = (i >= p.loop_begin && i < p.loop_end) ? p.loop_count : 1;
+    const StepCost c = estimate_step(machine, step);
+    s.estimated_compute_cycles += repeat * c.compute;
+    s.estimated_exchange_cycles += repeat * c.exchange;
+    s.estimated_sync_cycles += repeat * c.sync;
+    s.executed_supersteps += static_cast<std::uint32_t>(repeat);
+    s.kernel_calls += step.compute.size();
+    s.transfers += step.exchange.size();
+    for (const KernelCall& k : step.compute) used[k.tile] = true;
+    for (const Transfer& t : step.exchange) s.exchange_bytes += repeat * t.bytes * t.destinations.size();
+  }
+  s.estimated_cycles = s.estimated_compute_cycles + s.estimated_exchange_cycles + s.estimated_sync_cycles;
+  s.tiles_used = static_cast<std::uint32_t>(std::count(used.begin(), used.end(), true));
+  return out;
+}
+
+}  // namespace tilevit::compiler

@@ -1,0 +1,137 @@
+#include "compiler/graph.hpp"
+
+#include "support/error.hpp"
+
+namespace tilevit::compiler {
+
+std::uint32_t dtype_bytes(DType dtype) { return dtype == DType::f143 ? 1 : dtype == DType::f16 ? 2 : 4; }
+const char* dtype_name(DType dtype) { return dtype == DType::f143 ? "F143" : dtype == DType::f16 ? "F16" : "F32"; }
+
+const char* op_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::cast_fp8: return "cast_fp8";
+    case OpKind::gemm: return "gemm";
+    case OpKind::bias_add: return "bias_add";
+    case OpKind::add: return "add";
+    case OpKind::layernorm: return "layernorm";
+    case OpKind::gelu: return "gelu";
+    case OpKind::attention: return "attention";
+  }
+  return "?";
+}
+
+int Graph::add_tensor(Tensor t) {
+  tensors.push_back(std::move(t));
+  return static_cast<int>(tensors.size()) - 1;
+}
+
+namespace {
+
+using model::GemmRole;
+
+struct Builder {
+  Graph& g;
+  std::vector<Op>* ops;
+
+  int activation(const std::string& name, std::uint32_t rows, std::uint32_t cols, DType dtype = DType::f16) {
+    return g.add_tensor({name, rows, cols, dtype, TensorKind::activation});
+  }
+  int param(const std::string& name, std::uint32_t rows, std::uint32_t cols, DType dtype, bool per_layer,
+            GemmRole role = GemmRole::Embedding) {
+    return g.add_tensor({name, rows, cols, dtype, per_layer ? TensorKind::sequence : TensorKind::parameter, role});
+  }
+  int emit(Op op) {
+    ops->push_back(std::move(op));
+    return ops->back().output;
+  }
+
+  // y = x W + b with the role's operand precision: an explicit cast for FP8 roles.
+  int linear(const std::string& name, int x, std::uint32_t out_cols, GemmRole role, bool per_layer) {
+    const Tensor& in = g.tensor(x);
+    const auto rows = in.rows, k = in.cols;
+    const bool fp8 = g.numerics.role(role).fp8;
+    const DType operand = fp8 ? DType::f143 : DType::f16;
+    int a = x;
+    if (fp8) a = emit({OpKind::cast_fp8, name + ".cast", {x}, activation(name + ".in8", rows, k, DType::f143), role});
+    const int w = param(name + ".weight", k, out_cols, operand, per_layer, role);
+    const int b = param(name + ".bias", 1, out_cols, DType::f16, per_layer);
+    const int acc = emit({OpKind::gemm, name, {a, w}, activation(name + ".acc", rows, out_cols), role});
+    return emit({OpKind::bias_add, name + ".bias", {acc, b}, activation(name + ".out", rows, out_cols)});
+  }
+
+  int layernorm(const std::string& name, int x, bool per_layer) {
+    const Tensor& in = g.tensor(x);
+    const int gamma = param(name + ".scale", 1, in.cols, DType::f16, per_layer);
+    const int beta = param(name + ".bias", 1, in.cols, DType::f16, per_layer);
+    Op op{OpKind::layernorm, name, {x, gamma, beta}, activation(name + ".out", in.rows, in.cols)};
+    op.eps = g.config.layer_norm_eps;
+    return emit(op);
+  }
+
+  int attention(const std::string& name, int q, std::uint32_t q_col, int kv, std::uint32_t k_col, std::uint32_t v_col,
+                std::uint32_t rows) {
+    Op op{OpKind::attention, name, {q, kv}, activation(name + ".out", rows, g.config.width)};
+    op.q_col = q_col;
+    op.k_col = k_col;
+    op.v_col = v_col;
+    op.heads = static_cast<std::uint32_t>(g.config.heads);
+    op.head_dim = static_cast<std::uint32_t>(g.config.head_dim);
+    return emit(op);
+  }
+
+  int add(const std::string& name, int a, int b) {
+    const Tensor& t = g.tensor(a);
+    return emit({OpKind::add, name, {a, b}, activation(name + ".out", t.rows, t.cols)});
+  }
+
+  int mlp(const std::string& prefix, int h, GemmRole up, GemmRole down, bool per_layer) {
+    const int u = linear(prefix + ".fc1", h, static_cast<std::uint32_t>(g.config.mlp), up, per_layer);
+    const int a = emit({OpKind::gelu, prefix + ".gelu", {u}, activation(prefix + ".gelu.out", g.tensor(u).rows, g.tensor(u).cols)});
+    return linear(prefix + ".fc2", a, static_cast<std::uint32_t>(g.config.width), down, per_layer);
+  }
+};
+
+}  // namespace
+
+Graph build_vit_graph(const model::ViTConfig& c, const model::NumericsConfig& numerics) {
+  c.validate();
+  if (c.batch != 1)
+    throw Error("the compiler builds batch 1 programs for now; --batch " + std::to_string(c.batch) + " is not supported yet",
+                kExitUsage);
+  Graph g;
+  g.config = c;
+  g.numerics = numerics;
+  g.loop_count = static_cast<std::uint32_t>(c.layers);
+  const auto tokens = static_cast<std::uint32_t>(c.patches() * c.batch);
+  const auto w = static_cast<std::uint32_t>(c.width);
+
+  Builder b{g, &g.prologue};
+  g.input = g.add_tensor({"image.patches", tokens, static_cast<std::uint32_t>(c.patch_dim()), DType::f16, TensorKind::input});
+  const int pos = b.param("embeddings.position", tokens, w, DType::f16, false);
+  int x = b.add("embeddings.add_position", b.linear("embeddings.patch", g.input, w, GemmRole::Embedding, false), pos);
+
+  b.ops = &g.body;
+  const int h1 = b.layernorm("layer.ln1", x, true);
+  const int qkv = b.linear("layer.qkv", h1, 3 * w, GemmRole::Qkv, true);
+  const int attn = b.attention("layer.attention", qkv, 0, qkv, w, 2 * w, tokens);
+  const int x1 = b.add("layer.residual1", x, b.linear("layer.out", attn, w, GemmRole::AttentionOut, true));
+  const int h2 = b.layernorm("layer.ln2", x1, true);
+  const int x2 = b.add("layer.residual2", x1, b.mlp("layer.mlp", h2, GemmRole::MlpUp, GemmRole::MlpDown, true));
+  // The loop carries x: the body's result is the next iteration's input (lowering binds them).
+  (void)x2;
+
+  b.ops = &g.epilogue;
+  const int xn = b.layernorm("post_layernorm", x2, false);
+  const int probe = b.param("head.probe", 1, w, DType::f16, false);
+  const int q = b.linear("head.q", probe, w, GemmRole::MapQuery, false);
+  const int kv = b.linear("head.kv", xn, 2 * w, GemmRole::MapKv, false);
+  const int pooled = b.attention("head.attention", q, 0, kv, 0, w, 1);
+  const int a = b.linear("head.out", pooled, w, GemmRole::MapOut, false);
+  const int y = b.add("head.residual", a, b.mlp("head.mlp", b.layernorm("head.ln", a, false), GemmRole::MapMlpUp,
+                                                 GemmRole::MapMlpDown, false));
+  g.tensors[static_cast<std::size_t>(y)].kind = TensorKind::output;
+  g.output = y;
+  return g;
+}
+
+}  // namespace tilevit::compiler

@@ -1,0 +1,74 @@
+#pragma once
+// The algorithm: a graph of the model's operations on 2-D tensors, independent of any
+// machine (Halide's "algorithm" half). The encoder layers are one structured loop: the
+// body is a list of ops compiled once; per-layer weights are parameter *sequences*
+// indexed by the loop iteration. Lowering (lower.hpp) decides the schedule.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/numerics_config.hpp"
+
+namespace tilevit::compiler {
+
+enum class DType : std::uint8_t { f16, f143, f32 };
+std::uint32_t dtype_bytes(DType dtype);
+const char* dtype_name(DType dtype);
+
+enum class TensorKind : std::uint8_t {
+  input,      // uploaded by the host for every call (patch rows of the image)
+  parameter,  // resident weight, uploaded once
+  sequence,   // per-layer weight: one slice per loop iteration, resident
+  activation, // produced and consumed on the device
+  output,     // downloaded by the host after every call
+};
+
+struct Tensor {
+  std::string name;  // e.g. "layer.qkv.weight"
+  std::uint32_t rows = 0, cols = 0;
+  DType dtype = DType::f16;
+  TensorKind kind = TensorKind::activation;
+  model::GemmRole role = model::GemmRole::Embedding;  // for GEMM weights: whose scale quantises them
+  std::uint64_t bytes() const { return std::uint64_t(rows) * cols * dtype_bytes(dtype); }
+};
+
+enum class OpKind : std::uint8_t {
+  cast_fp8,       // in f16 -> out f143 at the role's scale
+  gemm,           // A [M,K] x W [K,N] -> out [M,N] f16 (f143 or f16 operands per role)
+  bias_add,       // out = in + bias[col] (f16)
+  add,            // out = a + b (f16), same shape; b may be a parameter (position embedding)
+  layernorm,      // rows, FP32 statistics; gamma, beta parameters
+  gelu,           // tanh form
+  attention,      // 16-head softmax(Q K^T * scale) V; inputs q, k, v tensors with a column offset
+};
+const char* op_name(OpKind kind);
+
+struct Op {
+  OpKind kind;
+  std::string name;             // "layer.qkv", "head.mlp.fc1", ...
+  std::vector<int> inputs;      // tensor ids
+  int output = -1;              // tensor id
+  model::GemmRole role = model::GemmRole::Embedding;  // cast/gemm
+  // attention: column offsets of q, k, v inside their tensors; heads and head_dim.
+  std::uint32_t q_col = 0, k_col = 0, v_col = 0, heads = 0, head_dim = 0;
+  float eps = 0;                // layernorm
+};
+
+struct Graph {
+  model::ViTConfig config;
+  model::NumericsConfig numerics;
+  std::vector<Tensor> tensors;
+  std::vector<Op> prologue, body, epilogue;  // body runs loop_count times
+  std::uint32_t loop_count = 0;
+  int input = -1, output = -1;
+
+  int add_tensor(Tensor t);
+  const Tensor& tensor(int id) const { return tensors.at(static_cast<std::size_t>(id)); }
+};
+
+// SigLIP vision tower: embedding, `config.layers` encoder layers as one loop, post-LN,
+// MAP head. Rows are batch x patches (the batch's tokens stacked).
+Graph build_vit_graph(const model::ViTConfig& config, const model::NumericsConfig& numerics);
+
+}  // namespace tilevit::compiler

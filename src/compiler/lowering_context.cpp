@@ -1,0 +1,250 @@
+#include "compiler/lowering_context.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "support/error.hpp"
+
+namespace tilevit::compiler {
+namespace {
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+// Bytes of code per kernel kind on a tile (estimates of hand-written kernels; the
+// supervisor program and runtime add a fixed base). docs/COMPILER.md.
+std::uint32_t code_bytes(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::gemm_fp8: return 6144;
+    case KernelKind::gemm_fp16: return 4096;
+    case KernelKind::attention: return 6144;
+    case KernelKind::layernorm: return 2048;
+    default: return 1024;
+  }
+}
+constexpr std::uint32_t kSupervisorCodeBytes = 4096;
+constexpr std::uint32_t kExchangeBytesPerRun = 8;     // one send or receive instruction with its address
+constexpr std::uint32_t kExchangeBytesPerStep = 16;   // sync and phase header
+}  // namespace
+
+LoweringContext::LoweringContext(const Graph& g, const target::MachineDescription& m, const LoweringOptions& o)
+    : graph(g), machine(m), options(o), dists_(g.tensors.size()) {
+  out_.program.steps.push_back(Superstep{"start", {}, {}});
+}
+
+std::uint32_t LoweringContext::step() const { return static_cast<std::uint32_t>(out_.program.steps.size() - 1); }
+
+void LoweringContext::begin_op(const std::string& name) {
+  out_.program.op_names.push_back(name);
+  op_index_ = static_cast<std::uint32_t>(out_.program.op_names.size() - 1);
+  Superstep& s = out_.program.steps.back();
+  if (s.compute.empty() && s.exchange.empty()) s.label = name;
+}
+
+void LoweringContext::add_transfers(std::vector<Transfer> transfers) {
+  for (Transfer& t : transfers) {
+    touch(t.source.allocation);
+    for (const Endpoint& d : t.destinations) touch(d.allocation);
+    out_.program.steps.back().exchange.push_back(std::move(t));
+  }
+}
+
+void LoweringContext::close_step_if_exchanging() {
+  if (!out_.program.steps.back().exchange.empty())
+    out_.program.steps.push_back(Superstep{out_.program.op_names.empty() ? "" : out_.program.op_names.back(), {}, {}});
+}
+
+void LoweringContext::add_call(KernelCall call) {
+  close_step_if_exchanging();
+  call.op = op_index_;
+  for (const Operand& o : call.operands) touch(o.allocation);
+  out_.program.steps.back().compute.push_back(std::move(call));
+}
+
+void LoweringContext::begin_loop() {
+  Superstep& s = out_.program.steps.back();
+  if (!s.compute.empty() || !s.exchange.empty()) out_.program.steps.push_back(Superstep{"loop", {}, {}});
+  out_.program.loop_begin = step();
+  in_loop_ = true;
+}
+
+void LoweringContext::end_loop(std::uint32_t count) {
+  out_.program.loop_end = step() + 1;
+  out_.program.loop_count = count;
+  out_.program.steps.push_back(Superstep{"after loop", {}, {}});
+  in_loop_ = false;
+}
+
+std::uint32_t LoweringContext::allocate(std::uint32_t tile, const std::string& label, AllocationKind kind,
+                                        std::uint32_t bytes, RegionNeed region, std::uint32_t alignment) {
+  if (bytes == 0) throw Error("compiler: empty allocation " + label, kExitInternal);
+  Allocation a;
+  a.tile = tile;
+  a.request = AllocationRequest{label, kind, bytes, alignment, region, step(), step()};
+  out_.program.allocations.push_back(std::move(a));
+  return static_cast<std::uint32_t>(out_.program.allocations.size() - 1);
+}
+
+void LoweringContext::touch(std::uint32_t allocation) {
+  AllocationRequest& r = out_.program.allocations.at(allocation).request;
+  r.first = std::min(r.first, step());
+  r.last = std::max(r.last, step());
+}
+
+void LoweringContext::conflict(std::uint32_t a, std::uint32_t b) { out_.conflicts_by_allocation.push_back({a, b}); }
+
+Operand LoweringContext::operand(std::uint32_t allocation, std::uint32_t offset, std::uint32_t bytes,
+                                 std::uint32_t stride) {
+  return Operand{allocation, offset, bytes, stride};
+}
+
+const Distribution& LoweringContext::dist(int tensor) {
+  auto& d = dists_.at(static_cast<std::size_t>(tensor));
+  if (!d && is_weight(tensor) && graph.tensor(tensor).kind == TensorKind::parameter) {
+    const Tensor& t = graph.tensor(tensor);
+    Distribution r = row_split(t.rows, t.cols, t.dtype);
+    for (Block& b : r.blocks)
+      b.allocation = resident_weight(tensor, b.tile, b.row0, b.rows, b.col0, b.cols, RegionNeed::any, nullptr);
+    d = std::move(r);
+  }
+  if (!d) throw Error("compiler: tensor " + graph.tensor(tensor).name + " used before it is produced", kExitInternal);
+  return *d;
+}
+
+void LoweringContext::set_dist(int tensor, Distribution d) { dists_.at(static_cast<std::size_t>(tensor)) = std::move(d); }
+
+bool LoweringContext::is_weight(int tensor) const {
+  const TensorKind k = graph.tensor(tensor).kind;
+  return k == TensorKind::parameter || k == TensorKind::sequence;
+}
+
+std::uint32_t LoweringContext::layers_of(int tensor) const {
+  return graph.tensor(tensor).kind == TensorKind::sequence ? graph.loop_count : 1;
+}
+
+std::uint32_t LoweringContext::resident_weight(int tensor, std::uint32_t tile, std::uint32_t row0, std::uint32_t rows,
+                                               std::uint32_t col0, std::uint32_t cols, RegionNeed region,
+                                               std::uint32_t* stride) {
+  const Tensor& t = graph.tensor(tensor);
+  const std::uint32_t slice = rows * cols * dtype_bytes(t.dtype);
+  const std::uint32_t layers = layers_of(tensor);
+  const std::uint32_t alloc = allocate(tile, t.name + " " + dtype_name(t.dtype) + " [" + std::to_string(rows) + "x" +
+                                                  std::to_string(cols) + (layers > 1 ? " x" + std::to_string(layers) : "") + "]",
+                                       AllocationKind::parameter, slice * layers, region);
+  out_.bindings.push_back(HostBinding{HostBinding::Direction::parameter, static_cast<std::uint32_t>(tensor), row0, rows,
+                                      col0, cols, tile, alloc, 0, layers, layers > 1 ? slice : 0});
+  if (stride) *stride = layers > 1 ? slice : 0;
+  return alloc;
+}
+
+void LoweringContext::broadcast_vector(int tensor, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& destinations) {
+  const Tensor& t = graph.tensor(tensor);
+  constexpr std::uint32_t kPiece = 288;  // elements per home tile
+  std::vector<Transfer> transfers;
+  for (std::uint32_t c0 = 0; c0 < t.cols; c0 += kPiece) {
+    const std::uint32_t cols = std::min(kPiece, t.cols - c0);
+    const std::uint32_t home = next_home_tile_;
+    next_home_tile_ = (next_home_tile_ + 97) % tiles();  // spread homes over the chip
+    std::uint32_t stride = 0;
+    const std::uint32_t alloc = resident_weight(tensor, home, 0, 1, c0, cols, RegionNeed::any, &stride);
+    Transfer tr;
+    tr.source = Endpoint{home, alloc, 0};
+    tr.bytes = cols * dtype_bytes(t.dtype);
+    tr.source_layer_stride = stride;
+    for (const auto& [tile, dst] : destinations) tr.destinations.push_back(Endpoint{tile, dst, c0 * dtype_bytes(t.dtype)});
+    transfers.push_back(std::move(tr));
+  }
+  add_transfers(std::move(transfers));
+}
+
+Distribution LoweringContext::row_split(std::uint32_t rows, std::uint32_t cols, DType dtype) const {
+  Distribution d{rows, cols, dtype, 0, {}};
+  const std::uint32_t per = ceil_div(rows, std::min(rows, tiles()));
+  for (std::uint32_t r = 0, tile = 0; r < rows; r += per, ++tile)
+    d.blocks.push_back(Block{r, std::min(per, rows - r), 0, cols, tile, 0, 0});
+  return d;
+}
+
+Distribution LoweringContext::allocate_like(const Distribution& geometry, const std::string& label, DType dtype,
+                                            AllocationKind kind, RegionNeed region) {
+  Distribution d = geometry;
+  d.dtype = dtype;
+  d.layer_stride = 0;
+  for (Block& b : d.blocks) {
+    b.allocation = allocate(b.tile, label, kind, b.rows * b.cols * dtype_bytes(dtype), region);
+    b.offset = 0;
+  }
+  return d;
+}
+
+Distribution LoweringContext::gather(int tensor, const Distribution& geometry, const std::string& label) {
+  const Distribution& source = dist(tensor);
+  Distribution d = allocate_like(geometry, label, source.dtype);
+  std::vector<Need> needs;
+  for (const Block& b : d.blocks) needs.push_back(Need{b.tile, b.allocation, 0, b.row0, b.rows, b.col0, b.cols});
+  std::vector<Transfer> transfers;
+  plan_transfers(source, needs, transfers);
+  add_transfers(std::move(transfers));
+  return d;
+}
+
+void LoweringContext::place_input() {
+  const Tensor& in = graph.tensor(graph.input);
+  Distribution d = allocate_like(row_split(in.rows, in.cols, in.dtype), in.name, in.dtype);
+  for (const Block& b : d.blocks)
+    out_.bindings.push_back(HostBinding{HostBinding::Direction::input, static_cast<std::uint32_t>(graph.input), b.row0,
+                                        b.rows, b.col0, b.cols, b.tile, b.allocation, 0, 1, 0});
+  set_dist(graph.input, std::move(d));
+}
+
+Lowered LoweringContext::finish() {
+  CompiledProgram& p = out_.program;
+  // The output leaves through its binding; keep it alive to the end.
+  for (const Block& b : dist(graph.output).blocks) {
+    touch(b.allocation);
+    out_.bindings.push_back(HostBinding{HostBinding::Direction::output, static_cast<std::uint32_t>(graph.output), b.row0,
+                                        b.rows, b.col0, b.cols, b.tile, b.allocation, b.offset, 1, 0});
+  }
+  if (p.steps.back().compute.empty() && p.steps.back().exchange.empty()) p.steps.pop_back();
+  // Anything created before the loop and used inside it is live for the whole loop.
+  for (Allocation& a : p.allocations) {
+    AllocationRequest& r = a.request;
+    if (r.first < p.loop_begin && r.last >= p.loop_begin) r.last = std::max(r.last, p.loop_end - 1);
+  }
+  // Support: code for the kernels each tile runs, and its exchange instruction tables.
+  std::vector<std::set<KernelKind>> kinds(tiles());
+  std::vector<std::uint64_t> table(tiles(), 0);
+  for (const Superstep& s : p.steps) {
+    for (const KernelCall& c : s.compute) kinds[c.tile].insert(c.kind);
+    if (s.exchange.empty()) continue;
+    const std::uint64_t wave_bytes = std::uint64_t(options.exchange_stream_words) * 4;
+    std::vector<bool> active(tiles(), false);
+    for (const Transfer& t : s.exchange) {
+      const std::uint64_t pieces = (t.bytes + wave_bytes - 1) / wave_bytes;
+      table[t.source.tile] += pieces * kExchangeBytesPerRun;
+      active[t.source.tile] = true;
+      for (const Endpoint& d : t.destinations) {
+        table[d.tile] += pieces * kExchangeBytesPerRun;
+        active[d.tile] = true;
+      }
+    }
+    for (std::uint32_t t = 0; t < tiles(); ++t)
+      if (active[t]) table[t] += kExchangeBytesPerStep;
+  }
+  const std::uint32_t saved_first = 0, saved_last = step();
+  for (std::uint32_t t = 0; t < tiles(); ++t) {
+    std::uint32_t code = kSupervisorCodeBytes;
+    for (KernelKind k : kinds[t]) code += code_bytes(k);
+    const std::uint32_t c = allocate(t, "support.code", AllocationKind::support, code, RegionNeed::standard, 8);
+    p.allocations[c].request.first = saved_first;
+    p.allocations[c].request.last = saved_last;
+    if (table[t] > 0) {
+      const std::uint32_t e = allocate(t, "support.exchange_tables", AllocationKind::support,
+                                       static_cast<std::uint32_t>(table[t]), RegionNeed::standard, 8);
+      p.allocations[e].request.first = saved_first;
+      p.allocations[e].request.last = saved_last;
+    }
+  }
+  return std::move(out_);
+}
+
+}  // namespace tilevit::compiler

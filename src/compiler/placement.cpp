@@ -1,0 +1,475 @@
+// Per-tile memory placement (docs/PLACEMENT.md).
+//
+// Phase 1 packs the whole-program allocations (parameters, support, and anything live
+// at every step of the tile's program) downwards from the top of the free segments,
+// best fit decreasing, so the rest of each segment stays one contiguous piece.
+// Phase 2 places the others in decreasing size, each at the lowest address where it
+// meets no placed allocation whose lifetime overlaps its own (and no element unit of a
+// conflicting one). If that pass fails, a fixed list of other orders and fit policies is
+// tried, then the primary order with the failing allocations promoted to the front.
+// Everything is sequential per tile and fully tie-broken: the result is deterministic.
+#include "compiler/placement.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "support/error.hpp"
+
+namespace tilevit::compiler {
+
+using target::MachineDescription;
+
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kForever = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kMaxPromotions = 16;
+
+enum class Fit { lowest, best };
+
+using Segment = FreeSegment;
+struct Range {
+  std::uint64_t start = 0, end = 0;  // [start, end)
+};
+
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) & ~(a - 1); }
+std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return v & ~(a - 1); }
+bool is_power_of_two(std::uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+struct Item {
+  std::uint32_t bytes = 0, align = 1;
+  std::uint32_t first = 0, last = 0;  // effective lifetime: 0..kForever for whole-program kinds
+  std::uint64_t regions = 0;          // bit r: machine region r satisfies the need
+  bool fixed = false;                 // placed in phase 1
+};
+
+bool lifetimes_overlap(const Item& x, const Item& y) { return x.first <= y.last && y.first <= x.last; }
+
+struct WalkResult {
+  bool found = false;
+  std::uint64_t address = 0;
+  std::uint32_t region = 0;
+  std::uint64_t gap = 0;          // size of the chosen gap
+  std::uint64_t largest_gap = 0;  // only complete when the walk was not cut short
+};
+
+// Scans the free gaps of the segments in `regions` (address order) left by `obstacles`
+// (sorted by start, may overlap each other) for `bytes` at `align`. Fit::lowest stops at
+// the first gap that fits unless `scan_all`; Fit::best keeps the smallest fitting gap
+// (ties: the lower address). The allocation goes at the (aligned) start of its gap.
+WalkResult walk(const std::vector<Segment>& segments, std::uint64_t regions, const std::vector<Range>& obstacles,
+                std::uint32_t bytes, std::uint32_t align, Fit fit, bool scan_all) {
+  WalkResult r;
+  auto consider = [&](std::uint64_t g0, std::uint64_t g1, std::uint32_t region) {
+    r.largest_gap = std::max(r.largest_gap, g1 - g0);
+    const std::uint64_t a = align_up(g0, align);
+    if (a + bytes > g1) return false;
+    if (!r.found || (fit == Fit::best && g1 - g0 < r.gap)) {
+      r.found = true;
+      r.address = a;
+      r.region = region;
+      r.gap = g1 - g0;
+    }
+    return fit == Fit::lowest && !scan_all;
+  };
+  for (const Segment& s : segments) {
+    if (!(regions >> s.region & 1)) continue;
+    std::uint64_t cur = s.start;
+    for (const Range& o : obstacles) {
+      if (o.end <= cur) continue;
+      if (o.start >= s.end) break;
+      if (o.start > cur && consider(cur, o.start, s.region)) return r;
+      cur = std::max(cur, o.end);
+      if (cur >= s.end) break;
+    }
+    if (cur < s.end && consider(cur, s.end, s.region)) return r;
+  }
+  return r;
+}
+
+struct Failure {
+  std::uint32_t request = kNone;
+  std::uint64_t free_bytes = 0, largest_hole = 0;
+};
+
+class TilePlacer {
+ public:
+  TilePlacer(const MachineDescription& machine, const TilePlacementInput& input, bool profiling)
+      : machine_(machine), input_(input), machine_profiling_(profiling), segments_(free_segments(machine, profiling)) {}
+
+  TilePlacement run() {
+    validate_and_build();
+    TilePlacement out;
+    std::vector<std::uint32_t> address(items_.size(), 0), region_of(items_.size(), kNone);
+    Failure failure;
+    if (!place_fixed(address, region_of, failure)) fail(failure);
+    build_dynamic_segments(address);
+
+    std::vector<std::uint32_t> dynamic;
+    for (std::uint32_t i = 0; i < items_.size(); ++i)
+      if (!items_[i].fixed) dynamic.push_back(i);
+    auto sorted = [&](auto less) {
+      std::vector<std::uint32_t> order = dynamic;
+      std::sort(order.begin(), order.end(), less);
+      return order;
+    };
+    const auto by_size = [&](std::uint32_t a, std::uint32_t b) {
+      const Item &x = items_[a], &y = items_[b];
+      if (x.bytes != y.bytes) return x.bytes > y.bytes;
+      if (x.first != y.first) return x.first < y.first;
+      return a < b;
+    };
+    const std::vector<std::uint32_t> primary = sorted(by_size);
+
+    // The fallback passes, in a fixed order (determinism): best fit; the region-constrained
+    // allocations first; decreasing size x lifetime ("area"); program order.
+    std::vector<std::pair<std::vector<std::uint32_t>, Fit>> passes;
+    passes.emplace_back(primary, Fit::lowest);
+    passes.emplace_back(primary, Fit::best);
+    passes.emplace_back(sorted([&](std::uint32_t a, std::uint32_t b) {
+                          const bool ca = input_.requests[a].region != RegionNeed::any;
+                          const bool cb = input_.requests[b].region != RegionNeed::any;
+                          return ca != cb ? ca : by_size(a, b);
+                        }),
+                        Fit::lowest);
+    passes.emplace_back(sorted([&](std::uint32_t a, std::uint32_t b) {
+                          const Item &x = items_[a], &y = items_[b];
+                          const std::uint64_t ax = std::uint64_t(x.bytes) * (x.last - x.first + 1ull);
+                          const std::uint64_t ay = std::uint64_t(y.bytes) * (y.last - y.first + 1ull);
+                          return ax != ay ? ax > ay : by_size(a, b);
+                        }),
+                        Fit::lowest);
+    passes.emplace_back(sorted([&](std::uint32_t a, std::uint32_t b) {
+                          const Item &x = items_[a], &y = items_[b];
+                          return x.first != y.first ? x.first < y.first : by_size(a, b);
+                        }),
+                        Fit::best);
+
+    Failure primary_failure;
+    std::uint32_t attempts = 0;
+    for (std::size_t p = 0; p < passes.size(); ++p) {
+      ++attempts;
+      std::vector<std::uint32_t> addr = address, reg = region_of;
+      Failure f;
+      if (place_dynamic(passes[p].first, passes[p].second, addr, reg, f)) {
+        return finish(std::move(addr), attempts);
+      }
+      if (p == 0) primary_failure = f;
+    }
+    // Promote the allocations that failed to the front of the primary order, one more each
+    // round: a large or constrained allocation that the size order left for late often
+    // fits when placed first.
+    std::vector<std::uint32_t> promoted{primary_failure.request};
+    for (std::uint32_t round = 0; round < kMaxPromotions; ++round) {
+      std::vector<std::uint32_t> order = promoted;
+      for (std::uint32_t i : primary)
+        if (std::find(promoted.begin(), promoted.end(), i) == promoted.end()) order.push_back(i);
+      ++attempts;
+      std::vector<std::uint32_t> addr = address, reg = region_of;
+      Failure f;
+      if (place_dynamic(order, Fit::lowest, addr, reg, f)) return finish(std::move(addr), attempts);
+      if (std::find(promoted.begin(), promoted.end(), f.request) != promoted.end()) break;
+      promoted.push_back(f.request);
+    }
+    fail(primary_failure);
+  }
+
+ private:
+  TilePlacement finish(std::vector<std::uint32_t> address, std::uint32_t attempts) {
+    TilePlacement out;
+    out.stats = memory_stats(machine_, input_, address, machine_profiling_);
+    out.address = std::move(address);
+    out.attempts = attempts;
+    return out;
+  }
+
+
+  std::string where(std::uint32_t i) const {
+    return "tile " + std::to_string(input_.tile) + ": request " + std::to_string(i) + " \"" +
+           input_.requests[i].label + "\"";
+  }
+
+  void validate_and_build() {
+    const auto internal = [](const std::string& m) { throw Error(m, kExitInternal); };
+    if (input_.tile >= machine_.tiles)
+      internal("tile " + std::to_string(input_.tile) + ": placement input for a tile outside the machine (" +
+               std::to_string(machine_.tiles) + " tiles)");
+    if (machine_.regions.size() > 64)
+      internal("machine " + machine_.name + ": placement supports at most 64 memory regions");
+    const std::size_t n = input_.requests.size();
+    if (n >= kNone) internal("tile " + std::to_string(input_.tile) + ": too many allocation requests");
+    items_.resize(n);
+    std::uint32_t lo = kForever, hi = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const AllocationRequest& q = input_.requests[i];
+      Item& it = items_[i];
+      if (q.bytes == 0) internal(where(i) + ": size is 0 B");
+      if (!is_power_of_two(q.alignment))
+        internal(where(i) + ": alignment " + std::to_string(q.alignment) + " is not a power of two");
+      if (static_cast<unsigned>(q.kind) >= kAllocationKinds || static_cast<unsigned>(q.region) > 2)
+        internal(where(i) + ": invalid kind or region need");
+      it.bytes = q.bytes;
+      it.align = q.alignment;
+      for (std::uint32_t r = 0; r < machine_.regions.size(); ++r)
+        if (region_satisfies(machine_.regions[r], q.region)) it.regions |= std::uint64_t{1} << r;
+      if (is_whole_program(q.kind)) {
+        it.first = 0;
+        it.last = kForever;
+        it.fixed = true;
+      } else {
+        if (q.first > q.last)
+          internal(where(i) + ": lifetime steps " + std::to_string(q.first) + ".." + std::to_string(q.last) +
+                   " is empty");
+        it.first = q.first;
+        it.last = q.last;
+        lo = std::min(lo, q.first);
+        hi = std::max(hi, q.last);
+      }
+    }
+    // Allocations live at every step of this tile's program collide with everything: they
+    // are placed with the whole-program ones.
+    for (Item& it : items_)
+      if (!it.fixed && it.first <= lo && it.last >= hi) it.fixed = true;
+    partners_.assign(n, {});
+    for (const ElementConflict& c : input_.conflicts) {
+      if (c.a >= n || c.b >= n || c.a == c.b)
+        internal("tile " + std::to_string(input_.tile) + ": element conflict " + std::to_string(c.a) + "/" +
+                 std::to_string(c.b) + " does not name two requests of " + std::to_string(n));
+      partners_[c.a].push_back(c.b);
+      partners_[c.b].push_back(c.a);
+    }
+    for (auto& p : partners_) {
+      std::sort(p.begin(), p.end());
+      p.erase(std::unique(p.begin(), p.end()), p.end());
+    }
+  }
+
+  // The element units that placed request `q` occupies, as an address range.
+  Range unit_range(std::uint32_t q, const std::vector<std::uint32_t>& address,
+                   const std::vector<std::uint32_t>& region_of) const {
+    const target::MemoryRegion& g = machine_.regions[region_of[q]];
+    const std::uint64_t unit = std::max<std::uint64_t>(1, g.unit_bytes());
+    const std::uint64_t a = address[q] - std::uint64_t{g.start}, b = a + items_[q].bytes;
+    return {g.start + a / unit * unit, std::min<std::uint64_t>(g.end, g.start + (b + unit - 1) / unit * unit)};
+  }
+
+  // Unit ranges of the placed conflict partners of `i` that live while `i` does, sorted.
+  void conflict_ranges(std::uint32_t i, const std::vector<std::uint32_t>& address,
+                       const std::vector<std::uint32_t>& region_of, std::vector<Range>& out) const {
+    out.clear();
+    for (std::uint32_t q : partners_[i])
+      if (region_of[q] != kNone && lifetimes_overlap(items_[i], items_[q]))
+        out.push_back(unit_range(q, address, region_of));
+    std::sort(out.begin(), out.end(), [](const Range& x, const Range& y) { return x.start < y.start; });
+  }
+
+  // Phase 1: best fit decreasing, each segment filled downwards from its top.
+  bool place_fixed(std::vector<std::uint32_t>& address, std::vector<std::uint32_t>& region_of, Failure& failure) {
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t i = 0; i < items_.size(); ++i)
+      if (items_[i].fixed) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const Item &x = items_[a], &y = items_[b];
+      if (x.bytes != y.bytes) return x.bytes > y.bytes;
+      if (x.align != y.align) return x.align > y.align;
+      return a < b;
+    });
+    std::vector<std::uint64_t> low(segments_.size());
+    for (std::size_t k = 0; k < segments_.size(); ++k) low[k] = segments_[k].end;
+    std::vector<Range> conflicts;
+    for (std::uint32_t i : order) {
+      const Item& it = items_[i];
+      conflict_ranges(i, address, region_of, conflicts);
+      std::size_t best = segments_.size();
+      std::uint64_t best_pos = 0;
+      for (std::size_t k = 0; k < segments_.size(); ++k) {
+        const Segment& s = segments_[k];
+        if (!(it.regions >> s.region & 1) || low[k] < std::uint64_t{s.start} + it.bytes) continue;
+        std::uint64_t pos = align_down(low[k] - it.bytes, it.align);
+        for (bool moved = true; moved && pos >= s.start;) {  // step below conflicting units
+          moved = false;
+          for (const Range& c : conflicts)
+            if (pos < c.end && c.start < pos + it.bytes) {
+              if (c.start < std::uint64_t{s.start} + it.bytes) {
+                pos = 0;
+                break;
+              }
+              pos = align_down(c.start - it.bytes, it.align);
+              moved = true;
+            }
+        }
+        if (pos < s.start) continue;
+        if (best == segments_.size() || pos - s.start < best_pos - segments_[best].start) {
+          best = k;
+          best_pos = pos;
+        }
+      }
+      if (best == segments_.size()) {
+        failure = diagnose(i, address, region_of, segments_, /*placed_fixed_only=*/true);
+        return false;
+      }
+      address[i] = static_cast<std::uint32_t>(best_pos);
+      region_of[i] = segments_[best].region;
+      low[best] = best_pos;
+    }
+    return true;
+  }
+
+  // The free segments left to phase 2: segments_ minus the phase-1 allocations.
+  void build_dynamic_segments(const std::vector<std::uint32_t>& address) {
+    std::vector<Range> used;
+    for (std::uint32_t i = 0; i < items_.size(); ++i)
+      if (items_[i].fixed) used.push_back({address[i], std::uint64_t{address[i]} + items_[i].bytes});
+    std::sort(used.begin(), used.end(), [](const Range& x, const Range& y) { return x.start < y.start; });
+    dynamic_segments_.clear();
+    for (const Segment& s : segments_) {
+      std::uint64_t cur = s.start;
+      for (const Range& u : used) {
+        if (u.end <= cur || u.start >= s.end) continue;
+        if (u.start > cur) dynamic_segments_.push_back({static_cast<std::uint32_t>(cur), static_cast<std::uint32_t>(u.start), s.region});
+        cur = std::max(cur, u.end);
+      }
+      if (cur < s.end) dynamic_segments_.push_back({static_cast<std::uint32_t>(cur), s.end, s.region});
+    }
+  }
+
+  // Phase 2: one pass over `order`.
+  bool place_dynamic(const std::vector<std::uint32_t>& order, Fit fit, std::vector<std::uint32_t>& address,
+                     std::vector<std::uint32_t>& region_of, Failure& failure) {
+    struct Placed {
+      std::uint32_t start, end, first, last;
+    };
+    std::vector<Placed> placed;  // sorted by start
+    placed.reserve(order.size());
+    std::vector<Range> obstacles, conflicts;
+    for (std::uint32_t i : order) {
+      const Item& it = items_[i];
+      obstacles.clear();
+      for (const Placed& p : placed)
+        if (p.first <= it.last && it.first <= p.last) obstacles.push_back({p.start, p.end});
+      conflict_ranges(i, address, region_of, conflicts);
+      if (!conflicts.empty()) {
+        const auto mid = obstacles.insert(obstacles.end(), conflicts.begin(), conflicts.end());
+        std::inplace_merge(obstacles.begin(), mid, obstacles.end(),
+                           [](const Range& x, const Range& y) { return x.start < y.start; });
+      }
+      const WalkResult r = walk(dynamic_segments_, it.regions, obstacles, it.bytes, it.align, fit, false);
+      if (!r.found) {
+        failure = diagnose(i, address, region_of, dynamic_segments_, false);
+        return false;
+      }
+      address[i] = static_cast<std::uint32_t>(r.address);
+      region_of[i] = r.region;
+      const Placed p{address[i], static_cast<std::uint32_t>(r.address + it.bytes), it.first, it.last};
+      placed.insert(std::upper_bound(placed.begin(), placed.end(), p,
+                                     [](const Placed& x, const Placed& y) { return x.start < y.start; }),
+                    p);
+    }
+    return true;
+  }
+
+  // Why request `i` did not fit: the free bytes of its eligible regions at the worst step
+  // of its lifetime (capacity minus the placed allocations live then; padding counts as
+  // free), and the largest range free for its whole lifetime in `segments`.
+  Failure diagnose(std::uint32_t i, const std::vector<std::uint32_t>& address,
+                   const std::vector<std::uint32_t>& region_of, const std::vector<Segment>& segments,
+                   bool placed_fixed_only) const {
+    const Item& it = items_[i];
+    Failure f;
+    f.request = i;
+    std::uint64_t capacity = 0;
+    for (const Segment& s : segments_)
+      if (it.regions >> s.region & 1) capacity += s.end - s.start;
+    std::vector<std::uint32_t> live;  // placed, in an eligible region, lifetime overlapping
+    std::vector<Range> obstacles;
+    for (std::uint32_t q = 0; q < items_.size(); ++q) {
+      if (region_of[q] == kNone || !lifetimes_overlap(it, items_[q])) continue;
+      if (placed_fixed_only && !items_[q].fixed) continue;
+      obstacles.push_back({address[q], std::uint64_t{address[q]} + items_[q].bytes});
+      if (it.regions >> region_of[q] & 1) live.push_back(q);
+    }
+    std::vector<Range> conflicts;
+    conflict_ranges(i, address, region_of, conflicts);
+    obstacles.insert(obstacles.end(), conflicts.begin(), conflicts.end());
+    std::sort(obstacles.begin(), obstacles.end(), [](const Range& x, const Range& y) { return x.start < y.start; });
+    f.largest_hole = walk(segments, it.regions, obstacles, it.bytes, it.align, Fit::best, true).largest_gap;
+    // Live bytes peak at the start of some lifetime: check the steps where one begins.
+    std::uint64_t worst = 0;
+    auto live_at = [&](std::uint32_t t) {
+      std::uint64_t sum = 0;
+      for (std::uint32_t q : live)
+        if (items_[q].first <= t && t <= items_[q].last) sum += items_[q].bytes;
+      return sum;
+    };
+    worst = live_at(it.first);
+    for (std::uint32_t q : live)
+      if (items_[q].first > it.first && items_[q].first <= it.last) worst = std::max(worst, live_at(items_[q].first));
+    f.free_bytes = capacity > worst ? capacity - worst : 0;
+    return f;
+  }
+
+  [[noreturn]] void fail(const Failure& f) const {
+    const AllocationRequest& q = input_.requests[f.request];
+    std::string regions;
+    for (std::uint32_t r = 0; r < machine_.regions.size(); ++r)
+      if (items_[f.request].regions >> r & 1) regions += (regions.empty() ? "" : "+") + machine_.regions[r].name;
+    if (regions.empty()) regions = "no " + std::string(to_string(q.region)) + " region";
+    const std::string steps = is_whole_program(q.kind)
+                                  ? "whole program"
+                                  : "steps " + std::to_string(q.first) + ".." + std::to_string(q.last);
+    throw Error("tile " + std::to_string(input_.tile) + ": cannot place \"" + q.label + "\" (" +
+                    std::to_string(q.bytes) + " B, align " + std::to_string(q.alignment) + ", " +
+                    std::string(to_string(q.region)) + ", " + steps + "): " + std::to_string(f.free_bytes) +
+                    " B free in " + regions + " at that time, largest hole " + std::to_string(f.largest_hole) +
+                    " B",
+                kExitResource);
+  }
+
+  const MachineDescription& machine_;
+  const TilePlacementInput& input_;
+  const bool machine_profiling_;
+  const std::vector<Segment> segments_;  // free parts of the regions (reserved ranges removed)
+  std::vector<Segment> dynamic_segments_;
+  std::vector<Item> items_;
+  std::vector<std::vector<std::uint32_t>> partners_;
+};
+
+}  // namespace
+
+std::string_view to_string(AllocationKind kind) {
+  switch (kind) {
+    case AllocationKind::parameter: return "parameter";
+    case AllocationKind::activation: return "activation";
+    case AllocationKind::scratch: return "scratch";
+    case AllocationKind::support: return "support";
+  }
+  return "?";
+}
+
+std::string_view to_string(RegionNeed need) {
+  switch (need) {
+    case RegionNeed::any: return "any";
+    case RegionNeed::interleaved: return "interleaved";
+    case RegionNeed::standard: return "standard";
+  }
+  return "?";
+}
+
+bool is_whole_program(AllocationKind kind) {
+  return kind == AllocationKind::parameter || kind == AllocationKind::support;
+}
+
+bool region_satisfies(const target::MemoryRegion& region, RegionNeed need) {
+  switch (need) {
+    case RegionNeed::any: return true;
+    case RegionNeed::interleaved: return region.load_bytes_per_cycle >= 16;
+    case RegionNeed::standard: return region.code;
+  }
+  return false;
+}
+
+TilePlacement place_tile(const MachineDescription& machine, const TilePlacementInput& input, bool profiling) {
+  return TilePlacer(machine, input, profiling).run();
+}
+
+}  // namespace tilevit::compiler

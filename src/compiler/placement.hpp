@@ -1,0 +1,123 @@
+#pragma once
+// Per-tile memory placement: gives every allocation request of a tile an SRAM address.
+// The program is a static sequence of supersteps, so every lifetime is known before
+// placement: this is the offline dynamic storage allocation problem. Algorithm, rules and
+// the definitions of the statistics: docs/PLACEMENT.md.
+//
+// Guarantees of a successful placement (what a verifier re-checks):
+// - every allocation lies inside SRAM, inside ONE region that satisfies its RegionNeed
+//   (region_satisfies), and overlaps no reserved range active in this build (ranges with
+//   `when = profiling` count only when `profiling` is true);
+// - address % alignment == 0;
+// - two allocations whose lifetimes overlap never overlap in address (parameters and
+//   support live for the whole program, whatever their first/last say);
+// - two allocations of an ElementConflict whose lifetimes overlap share no element unit
+//   (unit = element_bytes * unit_elements of the region, counted from the region start);
+// - deterministic: the same input gives the same addresses, whatever the thread count.
+// A request set that cannot be placed throws tilevit::Error(kExitResource) with one line
+// naming the tile, the allocation, its size, the free bytes and the largest hole.
+// A malformed request (bytes 0, alignment not a power of two, first > last, conflict index
+// out of range) is a compiler bug: Error(kExitInternal).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "target/machine.hpp"
+
+namespace tilevit::compiler {
+
+enum class AllocationKind : std::uint8_t { parameter, activation, scratch, support };
+inline constexpr std::size_t kAllocationKinds = 4;
+
+// interleaved: 128-bit matrix-unit operands (a region with load_bytes_per_cycle >= 16);
+// standard: code (a region with code = yes); any: any region.
+enum class RegionNeed : std::uint8_t { any, interleaved, standard };
+
+struct AllocationRequest {
+  std::string label;          // e.g. "layer.mlp_up.weight F143 [192x160]" (errors, memory map)
+  AllocationKind kind = AllocationKind::activation;
+  std::uint32_t bytes = 0;    // > 0
+  std::uint32_t alignment = 1;  // power of two >= 1
+  RegionNeed region = RegionNeed::any;
+  // Inclusive lifetime in program steps. Ignored for parameters and support, which live
+  // for the whole program.
+  std::uint32_t first = 0, last = 0;
+};
+
+// Request indices that must not share any SRAM element unit while both live (a GEMM's
+// output and its streamed operand: one element serves one access per cycle).
+struct ElementConflict {
+  std::uint32_t a = 0, b = 0;
+};
+
+struct TilePlacementInput {
+  std::uint32_t tile = 0;
+  std::vector<AllocationRequest> requests;
+  std::vector<ElementConflict> conflicts;
+};
+
+// All byte counts are payload bytes (AllocationRequest::bytes); alignment padding counts
+// as free space (it shows up as small holes, i.e. as fragmentation).
+struct TileMemoryStats {
+  std::uint32_t capacity = 0;      // usable bytes: all regions minus the active reserved ranges
+  std::uint32_t peak_live = 0;     // max over steps of the bytes of live allocations
+  std::uint32_t peak_step = 0;     // the earliest step where peak_live is reached
+  std::uint32_t free_at_peak = 0;  // capacity - peak_live
+  // Bytes of SRAM covered by at least one allocation at some time (measure of the union
+  // of all placed ranges). >= peak_live; == peak_live when memory is perfectly reused.
+  std::uint32_t high_water = 0;
+  // Largest free contiguous range at peak_step (inside one free segment: a region part
+  // between reserved ranges).
+  std::uint32_t largest_hole_at_peak = 0;
+  std::uint32_t bytes_by_kind[kAllocationKinds] = {};  // live bytes per kind at peak_step
+  // At peak_step: 1 - (sum over free segments of the segment's largest hole) / free_at_peak.
+  // 0 = every free segment holds its free bytes in one piece; 0 when nothing is free.
+  double fragmentation = 0;
+};
+
+struct TilePlacement {
+  std::vector<std::uint32_t> address;  // one per request, in request order
+  TileMemoryStats stats;
+  std::uint32_t attempts = 1;  // placement passes run; 1 = the primary order fitted
+};
+
+// A free part of one region: the region minus the reserved ranges active in this build.
+struct FreeSegment {
+  std::uint32_t start = 0, end = 0;  // [start, end)
+  std::uint32_t region = 0;          // index into MachineDescription::regions
+  bool operator==(const FreeSegment&) const = default;
+};
+// Sorted by address. On the C600: 0x4C000-0x50000 and 0x586E0-0x80000 (standard),
+// 0x80000-0xE7BB0 (interleaved; from 0x80380 when profiling).
+std::vector<FreeSegment> free_segments(const target::MachineDescription& machine, bool profiling);
+
+std::string_view to_string(AllocationKind kind);
+std::string_view to_string(RegionNeed need);
+// True for kinds that live for the whole program (parameter, support).
+bool is_whole_program(AllocationKind kind);
+// Whether `region` may hold an allocation with this need (see RegionNeed).
+bool region_satisfies(const target::MemoryRegion& region, RegionNeed need);
+
+// Places one tile's requests. Throws Error(kExitResource) when they do not fit.
+TilePlacement place_tile(const target::MachineDescription& machine, const TilePlacementInput& input,
+                         bool profiling);
+
+// All tiles, in parallel over tiles (OpenMP); results do not depend on the thread count.
+// On failure, throws the error of the first failing tile in input order (the message
+// says how many other tiles failed).
+std::vector<TilePlacement> place_all(const target::MachineDescription& machine,
+                                     const std::vector<TilePlacementInput>& tiles, bool profiling);
+
+// The statistics of any valid placement `address` of `input` (definitions above).
+TileMemoryStats memory_stats(const target::MachineDescription& machine, const TilePlacementInput& input,
+                             const std::vector<std::uint32_t>& address, bool profiling);
+
+// One line: "capacity 603344 B, peak live ... at step 12, high water ..., ...".
+std::string describe(const TileMemoryStats& stats);
+nlohmann::json to_json(const TileMemoryStats& stats);
+
+}  // namespace tilevit::compiler

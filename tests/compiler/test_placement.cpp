@@ -1,0 +1,3 @@
+#include <gtest/gtest.h>
+#include "compiler/placement.hpp"
+TEST(Placement, Stub) {}
