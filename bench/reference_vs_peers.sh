@@ -3,13 +3,15 @@
 # PyTorch, both FP32), measured in one run on the same random So400m/14 model and input.
 #
 #   bench/reference_vs_peers.sh [--layers N] [--repeat N] [--seed N] [--tilevit PATH]
-#                               [--threads N] [--skip-setup]
+#                               [--threads N] [--wait-idle MINUTES] [--skip-setup]
 #
 #   --layers N    encoder layers of the model (default 27, the whole So400m/14)
 #   --repeat N    timed runs per peer after one warm-up (default 3)
 #   --seed N      seed of tilevit's random model (default 0)
 #   --tilevit P   the tilevit binary (default build/tilevit)
 #   --threads N   threads for every peer (default 2)
+#   --wait-idle M before each measurement wait up to M minutes for other work on the
+#                 machine to stop (default 0: just report how busy the CPUs were)
 #
 # Steps: bench/peers/setup.sh; `tilevit export-weights` into bench/out/; ONNX export of the
 # same weights (bench/peers/export_onnx.py, via tools/torch_siglip.py); a fixed random
@@ -32,6 +34,7 @@ seed=0
 threads=2
 tilevit="$root/build/tilevit"
 setup=1
+wait_minutes=0
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -41,11 +44,12 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --tilevit) tilevit="$2"; shift 2 ;;
     --skip-setup) setup=0; shift ;;
+    --wait-idle) wait_minutes="$2"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "reference_vs_peers: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for v in layers repeat seed threads; do
+for v in layers repeat seed threads wait_minutes; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "reference_vs_peers: --$v needs a number" >&2; exit 2; }
 done
 (( layers >= 1 && layers <= 27 )) || { echo "reference_vs_peers: --layers must be 1..27" >&2; exit 2; }
@@ -88,36 +92,68 @@ x = np.random.default_rng(20240601).standard_normal((3, 378, 378)) * 0.5
 np.save(sys.argv[1], x.astype(np.float32))' "$input"
 fi
 
-rm -f "$out"/{tilevit,onnxruntime,torch,torch_jemalloc}.json \
+rm -f "$out"/{tilevit,onnxruntime,torch,torch_jemalloc}.{json,others} \
       "$out"/emb_{tilevit,onnxruntime,torch,torch_jemalloc}.npy
 
 # 4. The three measurements, one after the other on an otherwise idle machine.
-# Other processes' CPU use over 3 s just before (the 1-minute load average would still
-# count this script's own export work).
-cpu_busy() {
-  local a b
+# Contention check. Other engineers' builds share this machine: before each peer, wait (up
+# to --wait-idle minutes) until the CPUs are idle, and record which share of all CPU time
+# during that peer's run went to processes other than this script's children.
+cpu_busy() {  # percent of CPU time busy over the next 3 s
+  local a b total=0 i
   read -r -a a < <(grep '^cpu ' /proc/stat); sleep 3; read -r -a b < <(grep '^cpu ' /proc/stat)
-  local total=0 i
   for i in 1 2 3 4 5 6 7 8; do total=$(( total + b[i] - a[i] )); done
   local idle=$(( b[4] - a[4] + b[5] - a[5] ))
   echo $(( total > 0 ? 100 * (total - idle) / total : 0 ))
 }
-busy_before="$(cpu_busy)"
-log "CPU busy before the measurements: ${busy_before}% (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+cpu_mark() {  # "busy_ticks total_ticks our_waited_children_ticks"
+  local a total=0 i st f
+  read -r -a a < <(grep '^cpu ' /proc/stat)
+  for i in 1 2 3 4 5 6 7 8; do total=$(( total + a[i] )); done
+  st="$(cat /proc/$$/stat)"; st="${st##*) }"; read -r -a f <<< "$st"
+  echo "$(( total - a[4] - a[5] )) $total $(( f[13] + f[14] ))"  # fields 16, 17: cutime, cstime
+}
+others_percent() {  # $1, $2: cpu_mark before and after
+  local b0 t0 c0 b1 t1 c1 other
+  read -r b0 t0 c0 <<< "$1"; read -r b1 t1 c1 <<< "$2"
+  other=$(( (b1 - b0) - (c1 - c0) )); (( other < 0 )) && other=0
+  echo $(( t1 > t0 ? 100 * other / (t1 - t0) : 0 ))
+}
+wait_idle() {
+  local deadline=$(( SECONDS + 60 * wait_minutes )) busy
+  while :; do
+    busy="$(cpu_busy)"
+    (( busy < 10 || SECONDS >= deadline )) && break
+    log "CPUs ${busy}% busy with other work; waiting (--wait-idle $wait_minutes)"
+    sleep 20
+  done
+  log "CPUs ${busy}% busy before the next measurement"
+}
+measure() {  # NAME COMMAND...: runs COMMAND with stdout to $out/NAME.json
+  local name="$1" m0 m1; shift
+  wait_idle
+  m0="$(cpu_mark)"
+  "$@" > "$out/$name.json"
+  m1="$(cpu_mark)"
+  others_percent "$m0" "$m1" > "$out/$name.others"
+  log "$name: other processes used $(cat "$out/$name.others")% of all CPU time during the run"
+}
+
 tv_cmd=("$tilevit" reference --preset so400m --layers "$layers" --weights "$weights"
         --image "$input" --fp32-only
         --repeat "$repeat" --threads "$threads" --save-fp32 "$out/emb_tilevit.npy" --json)
 log "tilevit: ${tv_cmd[*]}"
-"${tv_cmd[@]}" > "$out/tilevit.json"
+measure tilevit "${tv_cmd[@]}"
 
 log "ONNX Runtime: $threads intra-op threads, 1 inter-op, $repeat runs after a warm-up"
-(cd "$root/bench/peers" && node run_onnxruntime.mjs "$onnx" --input "$input" --repeat "$repeat" \
-   --threads "$threads" --out "$out/emb_onnxruntime.npy") > "$out/onnxruntime.json"
+measure onnxruntime bash -c 'cd "$1" && shift && exec node run_onnxruntime.mjs "$@"' _ \
+  "$root/bench/peers" "$onnx" --input "$input" --repeat "$repeat" --threads "$threads" \
+  --out "$out/emb_onnxruntime.npy"
 
 log "PyTorch FP32: torch.set_num_threads($threads), OPENBLAS_CORETYPE=COOPERLAKE, $repeat runs after a warm-up"
-OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
+measure torch env OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
   "$PY" "$root/bench/peers/run_torch.py" "$weights" --input "$input" --repeat "$repeat" \
-  --threads "$threads" --out "$out/emb_torch.npy" > "$out/torch.json"
+  --threads "$threads" --out "$out/emb_torch.npy"
 
 # The same, with jemalloc keeping freed memory (see docs/BENCHMARKS.md: on this VM a fresh
 # 34 MB attention-score tensor costs ~70 ms of page faults under glibc malloc, which hands
@@ -125,13 +161,14 @@ OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
 jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 if [[ -f "$jemalloc" ]]; then
   log "PyTorch FP32 with jemalloc (retain, no decay): same settings otherwise"
-  LD_PRELOAD="$jemalloc" MALLOC_CONF="retain:true,dirty_decay_ms:-1,muzzy_decay_ms:-1" \
-  OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
+  measure torch_jemalloc env LD_PRELOAD="$jemalloc" \
+    MALLOC_CONF="retain:true,dirty_decay_ms:-1,muzzy_decay_ms:-1" \
+    OPENBLAS_CORETYPE=COOPERLAKE OMP_NUM_THREADS="$threads" \
     "$PY" "$root/bench/peers/run_torch.py" "$weights" --input "$input" --repeat "$repeat" \
-    --threads "$threads" --out "$out/emb_torch_jemalloc.npy" > "$out/torch_jemalloc.json"
+    --threads "$threads" --out "$out/emb_torch_jemalloc.npy"
 fi
 
 "$PY" "$root/bench/peers/summarize.py" "$out" --layers "$layers" --repeat "$repeat" \
   --weights "$weights" --onnx "$onnx" --input "$input" --tilevit-command "${tv_cmd[*]}" \
-  --tilevit-version "$("$tilevit" --version 2>/dev/null || echo tilevit)" --busy-before "$busy_before"
+  --tilevit-version "$("$tilevit" --version 2>/dev/null || echo tilevit)"
 log "wrote $out/reference_vs_peers.json"

@@ -76,8 +76,6 @@ def main() -> int:
     ap.add_argument("--input")
     ap.add_argument("--tilevit-command")
     ap.add_argument("--tilevit-version", default="tilevit")
-    ap.add_argument("--busy-before", type=float,
-                    help="percent of CPU time other processes used just before the measurements")
     args = ap.parse_args()
     d = args.outdir
     gflop = gflop_per_image(args.layers)
@@ -104,29 +102,40 @@ def main() -> int:
                      "max_abs_diff_vs_tilevit": float(np.abs(emb.astype(np.float64).ravel()
                                                              - ref_emb.astype(np.float64).ravel()).max()),
                      "raw": j})
-    for r in rows:
+    for r, name in zip(rows, ["tilevit", *[n for n in labels
+                                           if os.path.exists(os.path.join(d, f"{n}.json"))]]):
         r["gflops_at_median"] = gflop / (r["median_ms"] / 1e3)
+        others = os.path.join(d, f"{name}.others")
+        r["other_processes_cpu_percent"] = (float(open(others).read()) if os.path.exists(others)
+                                            else None)
+
+    def cos(x):
+        return f"1 - {1 - x:.1e}" if 0.999999 < x < 1 else f"{x:.9f}"
+
+    def pct(x):
+        return "-" if x is None else f"{x:.0f}%"
 
     def ms(x):
         return "-" if x is None else f"{x:,.0f}" if x >= 100 else f"{x:,.1f}"
 
     machine = {"cpu": cpu_model(), "cpus": os.cpu_count(), "kernel": platform.release(),
-               "cpu_busy_percent_before": args.busy_before,
                "load_average_after": " ".join(f"{x:.2f}" for x in os.getloadavg())}
     title = (f"So400m/14 vision tower, {args.layers} layer(s) + MAP head, batch 1, 378x378, "
              f"{gflop:.2f} GFLOP/image, 2 threads; {machine['cpu']}, {machine['cpus']} CPUs")
     print(title)
     print("| peer | ms per image min / median / max | GFLOP/s (median) | cosine vs tilevit "
-          "| max abs diff vs tilevit |")
-    print("|---|---|---|---|---|")
+          "| max abs diff vs tilevit | other processes' CPU share |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
         diff = r.get("max_abs_diff_vs_tilevit")
         print(f"| {r['peer']} ({r['version']}) | {ms(r['min_ms'])} / {ms(r['median_ms'])} / "
-              f"{ms(r['max_ms'])} | {r['gflops_at_median']:.1f} | {r['cosine_vs_tilevit']:.9f} "
-              f"| {'-' if diff is None else f'{diff:.2e}'} |")
-    if args.busy_before is not None and args.busy_before > 10:
-        print(f"warning: the CPUs were {args.busy_before:.0f}% busy just before the run: other "
-              f"work was running, these are not the times of an idle machine")
+              f"{ms(r['max_ms'])} | {r['gflops_at_median']:.1f} | {cos(r['cosine_vs_tilevit'])} "
+              f"| {'-' if diff is None else f'{diff:.2e}'} "
+              f"| {pct(r['other_processes_cpu_percent'])} |")
+    busy = [r["peer"] for r in rows if (r["other_processes_cpu_percent"] or 0) > 5]
+    if busy:
+        print(f"warning: other processes used more than 5% of the CPUs during: {', '.join(busy)}; "
+              f"these are not the times of an idle machine")
     result = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine,

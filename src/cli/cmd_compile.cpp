@@ -7,6 +7,8 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "compiler/compile.hpp"
+#include "compiler/distribution.hpp"
+#include <algorithm>
 #include "support/error.hpp"
 #include "target/machine.hpp"
 
@@ -17,7 +19,7 @@ struct CompileCommand {
   ModelOptions model;
   std::string machine_file, package;
   std::uint32_t stream_words = 1024;
-  bool json = false, fuse_qkv = true;
+  bool json = false, fuse_qkv = true, steps = false;
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app, false);
@@ -29,6 +31,7 @@ struct CompileCommand {
     app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k, v)");
     app.add_option("--package", package, "output package file");
     app.add_flag("--json", json, "print one JSON object");
+    app.add_flag("--steps", steps, "also list every superstep: estimated compute and exchange cycles, bytes");
     return [this] { return run(); };
   }
 
@@ -63,6 +66,24 @@ struct CompileCommand {
     j["estimated_exchange_cycles"] = s.estimated_exchange_cycles;
     j["estimated_sync_cycles"] = s.estimated_sync_cycles;
     j["estimated_ms"] = double(s.estimated_cycles) / double(machine.clock_hz) * 1e3;
+    if (steps) {
+      const auto& p = compiled.lowered.program;
+      nlohmann::json rows = nlohmann::json::array();
+      for (std::size_t i = 0; i < p.steps.size(); ++i) {
+        const auto c = compiler::estimate_step(machine, p.steps[i]);
+        const auto load = compiler::exchange_load(p.steps[i].exchange, machine.tiles);
+        const auto max_rx = *std::max_element(load.received_bytes.begin(), load.received_bytes.end());
+        rows.push_back({{"step", i},
+                        {"label", p.steps[i].label},
+                        {"in_loop", i >= p.loop_begin && i < p.loop_end},
+                        {"kernel_calls", p.steps[i].compute.size()},
+                        {"compute_cycles", c.compute},
+                        {"transfers", p.steps[i].exchange.size()},
+                        {"exchange_cycles", c.exchange},
+                        {"max_received_bytes", max_rx}});
+      }
+      j["steps"] = rows;
+    }
     if (json)
       std::cout << j.dump(1) << "\n";
     else

@@ -21,11 +21,13 @@ std::uint64_t estimate_call_cycles(const target::MachineDescription& m, const Ke
     case KernelKind::layernorm: return target::layernorm_cycles(m, d[0], d[1]);
     case KernelKind::gelu: return target::gelu_cycles(m, d[0]);
     case KernelKind::cast_fp8: return target::cast_fp16_fp8_cycles(m, d[0]);
-    case KernelKind::attention: {
-      // QK^T and P.V as FP16 GEMMs (K = head_dim, then K = keys) and the row softmax.
-      return target::gemm_cycles(m, Precision::fp16, d[0], d[2], d[1]) + target::softmax_cycles(m, d[0], d[1]) +
-             target::gemm_cycles(m, Precision::fp16, d[0], d[1], d[2]);
-    }
+    case KernelKind::attention_scores:
+      return target::gemm_cycles(m, Precision::fp16, d[0], d[2], d[1]) + target::add_cycles(m, std::uint64_t(d[0]) * d[1]);
+    case KernelKind::attention_values:
+      return target::softmax_cycles(m, d[0], d[1]) + target::gemm_cycles(m, Precision::fp16, d[0], d[1], d[2]);
+    case KernelKind::attention_combine:
+      return target::reduce_add_cycles(m, std::uint64_t(d[0]) * (d[1] + 1), d[2]) +
+             target::add_cycles(m, std::uint64_t(d[0]) * d[1]);
   }
   return 0;
 }

@@ -33,6 +33,9 @@ struct LoweringOptions {
 
 struct Lowered {
   CompiledProgram program;
+  // The graph's numerics plus the splits lowering chose (GEMM inner blocks, attention key
+  // blocks): what the device-numerics reference needs to compute bit for bit the same.
+  model::NumericsConfig numerics;
   std::vector<HostBinding> bindings;
   std::vector<ElementConflict> conflicts_by_allocation;  // pairs of allocation indices (same tile)
 };

@@ -46,80 +46,116 @@ void lower_gemm(LoweringContext& cx, const Op& op) {
       if (min_tiles <= 1) throw;
     }
   }
+  cx.record_gemm_inner_block(op.role, grid.k_splits > 1 ? grid.k_block : 0);
   const std::uint32_t esize = fp8 ? 1 : 2;
+  const std::uint32_t rg = grid.r_splits, kg = grid.k_splits, cg = grid.c_splits;
 
   struct Cell {
-    std::uint32_t tile, k0, kw, c0, cw, a_alloc, partial;
+    std::uint32_t tile, r0, rows, k0, kw, c0, cw, a_alloc, w_alloc, w_stride, partial;
   };
-  std::vector<Cell> cells;
+  std::vector<Cell> cells;  // index (r * kg + k) * cg + c
   std::vector<Need> needs;
-  for (std::uint32_t kb = 0; kb < grid.k_splits; ++kb) {
-    for (std::uint32_t cb = 0; cb < grid.c_splits; ++cb) {
-      Cell c{kb * grid.c_splits + cb, kb * grid.k_block, 0, cb * grid.c_block, 0, 0, 0};
-      c.kw = std::min(grid.k_block, shape.inner - c.k0);
-      c.cw = std::min(grid.c_block, shape.columns - c.c0);
-      c.a_alloc = cx.allocate(c.tile, op.name + ".a", AllocationKind::activation, a.rows * c.kw * esize,
-                              RegionNeed::interleaved);
-      needs.push_back(Need{c.tile, c.a_alloc, 0, 0, a.rows, c.k0, c.kw});
-      cells.push_back(c);
-    }
-  }
+  for (std::uint32_t r = 0; r < rg; ++r)
+    for (std::uint32_t k = 0; k < kg; ++k)
+      for (std::uint32_t c = 0; c < cg; ++c) {
+        Cell cell{};
+        cell.tile = (r * kg + k) * cg + c;
+        cell.r0 = r * grid.r_block;
+        cell.rows = std::min(grid.r_block, shape.rows - cell.r0);
+        cell.k0 = k * grid.k_block;
+        cell.kw = std::min(grid.k_block, shape.inner - cell.k0);
+        cell.c0 = c * grid.c_block;
+        cell.cw = std::min(grid.c_block, shape.columns - cell.c0);
+        cell.a_alloc = cx.allocate(cell.tile, op.name + ".a", AllocationKind::activation, cell.rows * cell.kw * esize,
+                                   RegionNeed::interleaved);
+        needs.push_back(Need{cell.tile, cell.a_alloc, 0, cell.r0, cell.rows, cell.k0, cell.kw});
+        cells.push_back(cell);
+      }
+  auto at = [&](std::uint32_t r, std::uint32_t k, std::uint32_t c) -> Cell& { return cells[(r * kg + k) * cg + c]; };
   std::vector<Transfer> transfers;
   plan_transfers(a, needs, transfers);
+
+  // Weights: resident blocks (Rg = 1), or row pieces homed on the Rg tiles of a block and
+  // multicast into each one's whole-block buffer for every call.
+  for (std::uint32_t k = 0; k < kg; ++k)
+    for (std::uint32_t c = 0; c < cg; ++c) {
+      const Cell& first = at(0, k, c);
+      if (rg == 1) {
+        Cell& cell = at(0, k, c);
+        cell.w_alloc = cx.resident_weight(w_id, cell.tile, cell.k0, cell.kw, cell.c0, cell.cw, RegionNeed::interleaved,
+                                          &cell.w_stride);
+        continue;
+      }
+      for (std::uint32_t r = 0; r < rg; ++r)
+        at(r, k, c).w_alloc = cx.allocate(at(r, k, c).tile, op.name + ".w", AllocationKind::activation,
+                                          first.kw * first.cw * esize, RegionNeed::interleaved);
+      const std::uint32_t piece = ceil_div(first.kw, rg);
+      for (std::uint32_t p = 0; p < rg && p * piece < first.kw; ++p) {
+        const std::uint32_t prow = first.k0 + p * piece, prows = std::min(piece, first.kw - p * piece);
+        std::uint32_t stride = 0;
+        const std::uint32_t home = cx.resident_weight(w_id, at(p, k, c).tile, prow, prows, first.c0, first.cw,
+                                                      RegionNeed::any, &stride);
+        Transfer t;
+        t.source = Endpoint{at(p, k, c).tile, home, 0};
+        t.bytes = prows * first.cw * esize;
+        t.source_layer_stride = stride;
+        for (std::uint32_t r = 0; r < rg; ++r)
+          t.destinations.push_back(Endpoint{at(r, k, c).tile, at(r, k, c).w_alloc, p * piece * first.cw * esize});
+        transfers.push_back(std::move(t));
+      }
+    }
   cx.add_transfers(std::move(transfers));
 
-  for (Cell& c : cells) {
-    std::uint32_t stride = 0;
-    const std::uint32_t weight = cx.resident_weight(w_id, c.tile, c.k0, c.kw, c.c0, c.cw, RegionNeed::interleaved, &stride);
-    c.partial = cx.allocate(c.tile, op.name + ".partial", AllocationKind::activation, a.rows * c.cw * 2, RegionNeed::any);
-    cx.conflict(c.partial, c.a_alloc);
-    KernelCall k = call(fp8 ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, c.tile, {a.rows, c.kw, c.cw, 0},
-                        {cx.operand(c.a_alloc, 0, a.rows * c.kw * esize), cx.operand(weight, 0, c.kw * c.cw * esize, stride),
-                         cx.operand(c.partial, 0, a.rows * c.cw * 2)});
+  for (Cell& cell : cells) {
+    cell.partial = cx.allocate(cell.tile, op.name + ".partial", AllocationKind::activation, cell.rows * cell.cw * 2,
+                               RegionNeed::any);
+    cx.conflict(cell.partial, cell.a_alloc);
+    KernelCall k = call(fp8 ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, cell.tile, {cell.rows, cell.kw, cell.cw, 0},
+                        {cx.operand(cell.a_alloc, 0, cell.rows * cell.kw * esize),
+                         cx.operand(cell.w_alloc, 0, cell.kw * cell.cw * esize, cell.w_stride),
+                         cx.operand(cell.partial, 0, cell.rows * cell.cw * 2)});
     k.scale = g.numerics.role(op.role).scale;
     cx.add_call(std::move(k));
   }
 
   Distribution out{a.rows, w.cols, DType::f16, 0, {}};
-  if (grid.k_splits == 1) {
-    for (const Cell& c : cells) out.blocks.push_back(Block{0, a.rows, c.c0, c.cw, c.tile, c.partial, 0});
+  if (kg == 1) {
+    for (const Cell& cell : cells) out.blocks.push_back(Block{cell.r0, cell.rows, cell.c0, cell.cw, cell.tile, cell.partial, 0});
     cx.set_dist(op.output, std::move(out));
     return;
   }
-  // Reduce-scatter by rows: tile (kb', cb) sums row block kb' of every partial of column block cb.
-  const std::uint32_t row_block = ceil_div(a.rows, grid.k_splits);
+  // Reduce-scatter: in each (r, c) group, tile (r, k', c) sums sub-block k' of the rows.
   struct Reduction {
     std::uint32_t tile, r0, rows, c0, cw, parts;
   };
   std::vector<Reduction> reductions;
-  std::vector<Transfer> partial_moves;
-  for (std::uint32_t cb = 0; cb < grid.c_splits; ++cb) {
-    for (std::uint32_t rb = 0; rb < grid.k_splits; ++rb) {
-      const std::uint32_t r0 = rb * row_block;
-      if (r0 >= a.rows) break;
-      const std::uint32_t rows = std::min(row_block, a.rows - r0);
-      const Cell& target = cells[rb * grid.c_splits + cb];
-      const std::uint32_t bytes = rows * target.cw * 2;
-      Reduction red{target.tile, r0, rows, target.c0, target.cw, 0};
-      red.parts = cx.allocate(red.tile, op.name + ".partials", AllocationKind::activation, bytes * grid.k_splits,
-                              RegionNeed::any);
-      for (std::uint32_t kb = 0; kb < grid.k_splits; ++kb) {
-        const Cell& src = cells[kb * grid.c_splits + cb];
-        Transfer t;
-        t.source = Endpoint{src.tile, src.partial, r0 * src.cw * 2};
-        t.bytes = bytes;
-        t.destinations.push_back(Endpoint{red.tile, red.parts, kb * bytes});
-        partial_moves.push_back(std::move(t));
+  std::vector<Transfer> moves;
+  for (std::uint32_t r = 0; r < rg; ++r)
+    for (std::uint32_t c = 0; c < cg; ++c) {
+      const Cell& head = at(r, 0, c);
+      const std::uint32_t sub = ceil_div(head.rows, kg);
+      for (std::uint32_t k2 = 0; k2 < kg && k2 * sub < head.rows; ++k2) {
+        const std::uint32_t rows = std::min(sub, head.rows - k2 * sub);
+        const Cell& target = at(r, k2, c);
+        const std::uint32_t bytes = rows * head.cw * 2;
+        Reduction red{target.tile, head.r0 + k2 * sub, rows, head.c0, head.cw, 0};
+        red.parts = cx.allocate(red.tile, op.name + ".partials", AllocationKind::activation, bytes * kg, RegionNeed::any);
+        for (std::uint32_t k = 0; k < kg; ++k) {
+          Transfer t;
+          t.source = Endpoint{at(r, k, c).tile, at(r, k, c).partial, k2 * sub * head.cw * 2};
+          t.bytes = bytes;
+          t.destinations.push_back(Endpoint{red.tile, red.parts, k * bytes});
+          moves.push_back(std::move(t));
+        }
+        reductions.push_back(red);
       }
-      reductions.push_back(red);
     }
-  }
-  cx.add_transfers(std::move(partial_moves));
+  cx.add_transfers(std::move(moves));
   for (const Reduction& red : reductions) {
     const std::uint32_t n = red.rows * red.cw;
     const std::uint32_t acc = cx.allocate(red.tile, op.name + ".acc", AllocationKind::activation, n * 2, RegionNeed::any);
-    cx.add_call(call(KernelKind::reduce_add, red.tile, {n, grid.k_splits, 0, 0},
-                     {cx.operand(red.parts, 0, n * 2 * grid.k_splits), cx.operand(acc, 0, n * 2)}));
+    cx.add_call(call(KernelKind::reduce_add, red.tile, {n, kg, 0, 0},
+                     {cx.operand(red.parts, 0, n * 2 * kg), cx.operand(acc, 0, n * 2)}));
     out.blocks.push_back(Block{red.r0, red.rows, red.c0, red.cw, red.tile, acc, 0});
   }
   cx.set_dist(op.output, std::move(out));
@@ -208,48 +244,109 @@ void lower_layernorm(LoweringContext& cx, const Op& op) {
   cx.set_dist(op.output, std::move(out));
 }
 
+// Attention by head x query block x key block (docs/COMPILER.md): three supersteps with
+// the maxima all-gathered and the partial sums reduce-scattered in between.
 void lower_attention(LoweringContext& cx, const Op& op) {
-  const Graph& g = cx.graph;
   const Distribution& q = cx.dist(op.inputs[0]);
   const Distribution& kv = cx.dist(op.inputs[1]);
   const std::uint32_t queries = q.rows, keys = kv.rows, d = op.head_dim, heads = op.heads;
-  const std::uint32_t blocks_per_head = std::max(1u, std::min(queries, cx.tiles() / heads));
-  const std::uint32_t per_block = ceil_div(queries, blocks_per_head);
-  const std::uint32_t query_blocks = ceil_div(queries, per_block);
+  const AttentionGrid grid = choose_attention_grid(cx.machine, queries, keys, d, heads, cx.tiles());
+  cx.record_attention_key_block(op.name, grid.key_block);
+  const std::uint32_t qbs = ceil_div(queries, grid.query_block), kbs = ceil_div(keys, grid.key_block);
   struct Cell {
-    std::uint32_t tile, r0, rows, h, q, k, v, scores, out;
+    std::uint32_t tile, r0, rows, j0, keys, h, qb, kb, q, k, v, scores, maxima, gathered, partial;
   };
   std::vector<Cell> cells;
-  std::vector<Need> q_needs, kv_needs;
-  for (std::uint32_t h = 0; h < heads; ++h) {
-    for (std::uint32_t qb = 0; qb < query_blocks; ++qb) {
-      Cell c{h * query_blocks + qb, qb * per_block, 0, h, 0, 0, 0, 0, 0};
-      c.rows = std::min(per_block, queries - c.r0);
-      c.q = cx.allocate(c.tile, op.name + ".q", AllocationKind::activation, c.rows * d * 2, RegionNeed::any);
-      c.k = cx.allocate(c.tile, op.name + ".k", AllocationKind::activation, keys * d * 2, RegionNeed::any);
-      c.v = cx.allocate(c.tile, op.name + ".v", AllocationKind::activation, keys * d * 2, RegionNeed::any);
-      q_needs.push_back(Need{c.tile, c.q, 0, c.r0, c.rows, op.q_col + h * d, d});
-      kv_needs.push_back(Need{c.tile, c.k, 0, 0, keys, op.k_col + h * d, d});
-      kv_needs.push_back(Need{c.tile, c.v, 0, 0, keys, op.v_col + h * d, d});
-      cells.push_back(c);
-    }
-  }
+  auto at = [&](std::uint32_t h, std::uint32_t qb, std::uint32_t kb) -> Cell& { return cells[(h * qbs + qb) * kbs + kb]; };
+  std::vector<Need> q_needs, k_needs, v_needs;
+  for (std::uint32_t h = 0; h < heads; ++h)
+    for (std::uint32_t qb = 0; qb < qbs; ++qb)
+      for (std::uint32_t kb = 0; kb < kbs; ++kb) {
+        Cell c{};
+        c.tile = (h * qbs + qb) * kbs + kb;
+        c.h = h;
+        c.qb = qb;
+        c.kb = kb;
+        c.r0 = qb * grid.query_block;
+        c.rows = std::min(grid.query_block, queries - c.r0);
+        c.j0 = kb * grid.key_block;
+        c.keys = std::min(grid.key_block, keys - c.j0);
+        c.q = cx.allocate(c.tile, op.name + ".q", AllocationKind::activation, c.rows * d * 2, RegionNeed::any);
+        c.k = cx.allocate(c.tile, op.name + ".k", AllocationKind::activation, c.keys * d * 2, RegionNeed::any);
+        q_needs.push_back(Need{c.tile, c.q, 0, c.r0, c.rows, op.q_col + h * d, d});
+        k_needs.push_back(Need{c.tile, c.k, 0, c.j0, c.keys, op.k_col + h * d, d});
+        cells.push_back(c);
+      }
   std::vector<Transfer> transfers;
   plan_transfers(q, q_needs, transfers);
-  plan_transfers(kv, kv_needs, transfers);
+  plan_transfers(kv, k_needs, transfers);
   cx.add_transfers(std::move(transfers));
-  Distribution out{queries, heads * d, DType::f16, 0, {}};
+
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   for (Cell& c : cells) {
-    c.scores = cx.allocate(c.tile, op.name + ".scores", AllocationKind::scratch, c.rows * keys * 4, RegionNeed::any);
-    c.out = cx.allocate(c.tile, op.name + ".out", AllocationKind::activation, c.rows * d * 2, RegionNeed::any);
-    KernelCall k = call(KernelKind::attention, c.tile, {c.rows, keys, d, d},
-                        {cx.operand(c.q, 0, c.rows * d * 2), cx.operand(c.k, 0, keys * d * 2), cx.operand(c.v, 0, keys * d * 2),
-                         cx.operand(c.scores, 0, c.rows * keys * 4), cx.operand(c.out, 0, c.rows * d * 2)});
-    k.param = 1.0f / std::sqrt(static_cast<float>(d));
+    c.scores = cx.allocate(c.tile, op.name + ".scores", AllocationKind::scratch, c.rows * c.keys * 4, RegionNeed::any);
+    c.maxima = cx.allocate(c.tile, op.name + ".max", AllocationKind::scratch, c.rows * 4, RegionNeed::any);
+    KernelCall k = call(KernelKind::attention_scores, c.tile, {c.rows, c.keys, d, 0},
+                        {cx.operand(c.q, 0, c.rows * d * 2), cx.operand(c.k, 0, c.keys * d * 2),
+                         cx.operand(c.scores, 0, c.rows * c.keys * 4), cx.operand(c.maxima, 0, c.rows * 4)});
+    k.param = scale;
     cx.add_call(std::move(k));
-    out.blocks.push_back(Block{c.r0, c.rows, c.h * d, d, c.tile, c.out, 0});
   }
-  (void)g;
+  // All-gather of the row maxima inside each (head, query block) group, and V.
+  for (Cell& c : cells) {
+    c.gathered = cx.allocate(c.tile, op.name + ".maxima", AllocationKind::scratch, kbs * c.rows * 4, RegionNeed::any);
+    c.v = cx.allocate(c.tile, op.name + ".v", AllocationKind::activation, c.keys * d * 2, RegionNeed::any);
+    v_needs.push_back(Need{c.tile, c.v, 0, c.j0, c.keys, op.v_col + c.h * d, d});
+  }
+  std::vector<Transfer> moves;
+  for (const Cell& c : cells) {
+    Transfer t;
+    t.source = Endpoint{c.tile, c.maxima, 0};
+    t.bytes = c.rows * 4;
+    for (std::uint32_t kb = 0; kb < kbs; ++kb) t.destinations.push_back(Endpoint{at(c.h, c.qb, kb).tile, at(c.h, c.qb, kb).gathered, c.kb * c.rows * 4});
+    moves.push_back(std::move(t));
+  }
+  plan_transfers(kv, v_needs, moves);
+  cx.add_transfers(std::move(moves));
+  for (Cell& c : cells) {
+    c.partial = cx.allocate(c.tile, op.name + ".partial", AllocationKind::activation, c.rows * (d + 1) * 4, RegionNeed::any);
+    cx.add_call(call(KernelKind::attention_values, c.tile, {c.rows, c.keys, d, kbs},
+                     {cx.operand(c.scores, 0, c.rows * c.keys * 4), cx.operand(c.gathered, 0, kbs * c.rows * 4),
+                      cx.operand(c.v, 0, c.keys * d * 2), cx.operand(c.partial, 0, c.rows * (d + 1) * 4)}));
+  }
+  // Reduce-scatter of the partials: tile kb' of a group combines row sub-block kb'.
+  Distribution out{queries, heads * d, DType::f16, 0, {}};
+  struct Combine {
+    std::uint32_t tile, r0, rows, h, parts;
+  };
+  std::vector<Combine> combines;
+  std::vector<Transfer> partial_moves;
+  for (std::uint32_t h = 0; h < heads; ++h)
+    for (std::uint32_t qb = 0; qb < qbs; ++qb) {
+      const Cell& head = at(h, qb, 0);
+      const std::uint32_t sub = ceil_div(head.rows, kbs);
+      for (std::uint32_t k2 = 0; k2 < kbs && k2 * sub < head.rows; ++k2) {
+        const std::uint32_t rows = std::min(sub, head.rows - k2 * sub);
+        const std::uint32_t bytes = rows * (d + 1) * 4;
+        Combine cb{at(h, qb, k2).tile, head.r0 + k2 * sub, rows, h, 0};
+        cb.parts = cx.allocate(cb.tile, op.name + ".partials", AllocationKind::activation, bytes * kbs, RegionNeed::any);
+        for (std::uint32_t kb = 0; kb < kbs; ++kb) {
+          Transfer t;
+          t.source = Endpoint{at(h, qb, kb).tile, at(h, qb, kb).partial, k2 * sub * (d + 1) * 4};
+          t.bytes = bytes;
+          t.destinations.push_back(Endpoint{cb.tile, cb.parts, kb * bytes});
+          partial_moves.push_back(std::move(t));
+        }
+        combines.push_back(cb);
+      }
+    }
+  cx.add_transfers(std::move(partial_moves));
+  for (const Combine& cb : combines) {
+    const std::uint32_t o = cx.allocate(cb.tile, op.name + ".out", AllocationKind::activation, cb.rows * d * 2, RegionNeed::any);
+    cx.add_call(call(KernelKind::attention_combine, cb.tile, {cb.rows, d, kbs, 0},
+                     {cx.operand(cb.parts, 0, cb.rows * (d + 1) * 4 * kbs), cx.operand(o, 0, cb.rows * d * 2)}));
+    out.blocks.push_back(Block{cb.r0, cb.rows, cb.h * d, d, cb.tile, o, 0});
+  }
   cx.set_dist(op.output, std::move(out));
 }
 

@@ -16,7 +16,9 @@ std::uint32_t code_bytes(KernelKind kind) {
   switch (kind) {
     case KernelKind::gemm_fp8: return 6144;
     case KernelKind::gemm_fp16: return 4096;
-    case KernelKind::attention: return 6144;
+    case KernelKind::attention_scores: return 4096;
+    case KernelKind::attention_values: return 4096;
+    case KernelKind::attention_combine: return 1024;
     case KernelKind::layernorm: return 2048;
     default: return 1024;
   }
@@ -28,6 +30,7 @@ constexpr std::uint32_t kExchangeBytesPerStep = 16;   // sync and phase header
 
 LoweringContext::LoweringContext(const Graph& g, const target::MachineDescription& m, const LoweringOptions& o)
     : graph(g), machine(m), options(o), dists_(g.tensors.size()) {
+  out_.numerics = g.numerics;
   out_.program.steps.push_back(Superstep{"start", {}, {}});
 }
 
@@ -185,6 +188,14 @@ Distribution LoweringContext::gather(int tensor, const Distribution& geometry, c
   plan_transfers(source, needs, transfers);
   add_transfers(std::move(transfers));
   return d;
+}
+
+void LoweringContext::record_attention_key_block(const std::string& op_name, std::uint32_t key_block) {
+  (op_name.rfind("head.", 0) == 0 ? out_.numerics.map_attention_key_block : out_.numerics.attention_key_block) = key_block;
+}
+
+void LoweringContext::record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block) {
+  out_.numerics.inner_block[static_cast<int>(role)] = inner_block;
 }
 
 void LoweringContext::place_input() {

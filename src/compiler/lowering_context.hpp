@@ -59,6 +59,10 @@ class LoweringContext {
   // into the current exchange phase.
   Distribution gather(int tensor, const Distribution& geometry, const std::string& label);
 
+  // Partitioning that changes rounding, recorded for the device-numerics reference.
+  void record_attention_key_block(const std::string& op_name, std::uint32_t key_block);
+  void record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block);
+
   void place_input();
   Lowered finish();
 

@@ -11,7 +11,10 @@
 #include "compiler/placement.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
+#include <cstdlib> // EXPERIMENT
+#include <cstdio> // EXPERIMENT
 
 #include "support/error.hpp"
 
@@ -23,7 +26,7 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kForever = std::numeric_limits<std::uint32_t>::max();
-constexpr std::uint32_t kMaxPromotions = 16;
+constexpr std::uint32_t kMaxPromotions = 48;
 
 enum class Fit { lowest, best };
 
@@ -99,7 +102,6 @@ class TilePlacer {
 
   TilePlacement run() {
     validate_and_build();
-    TilePlacement out;
     std::vector<std::uint32_t> address(items_.size(), 0), region_of(items_.size(), kNone);
     Failure failure;
     if (!place_fixed(address, region_of, failure)) fail(failure);
@@ -108,68 +110,81 @@ class TilePlacer {
     std::vector<std::uint32_t> dynamic;
     for (std::uint32_t i = 0; i < items_.size(); ++i)
       if (!items_[i].fixed) dynamic.push_back(i);
-    auto sorted = [&](auto less) {
-      std::vector<std::uint32_t> order = dynamic;
-      std::sort(order.begin(), order.end(), less);
-      return order;
-    };
+    index_steps(dynamic);
     const auto by_size = [&](std::uint32_t a, std::uint32_t b) {
       const Item &x = items_[a], &y = items_[b];
       if (x.bytes != y.bytes) return x.bytes > y.bytes;
       if (x.first != y.first) return x.first < y.first;
       return a < b;
     };
-    const std::vector<std::uint32_t> primary = sorted(by_size);
+    const auto constrained_first = [&](std::uint32_t a, std::uint32_t b) {
+      const bool ca = (items_[a].regions & (items_[a].regions - 1)) == 0;
+      const bool cb = (items_[b].regions & (items_[b].regions - 1)) == 0;
+      return ca != cb ? ca : by_size(a, b);
+    };
+    const auto by_area = [&](std::uint32_t a, std::uint32_t b) {
+      const Item &x = items_[a], &y = items_[b];
+      const std::uint64_t ax = std::uint64_t{x.bytes} * (std::uint64_t{x.last} - x.first + 1);
+      const std::uint64_t ay = std::uint64_t{y.bytes} * (std::uint64_t{y.last} - y.first + 1);
+      return ax != ay ? ax > ay : by_size(a, b);
+    };
+    const auto by_first = [&](std::uint32_t a, std::uint32_t b) {
+      const Item &x = items_[a], &y = items_[b];
+      return x.first != y.first ? x.first < y.first : by_size(a, b);
+    };
+    std::vector<std::uint32_t> primary = dynamic;
+    std::sort(primary.begin(), primary.end(), by_size);
 
-    // The fallback passes, in a fixed order (determinism): best fit; the region-constrained
-    // allocations first; decreasing size x lifetime ("area"); program order.
-    std::vector<std::pair<std::vector<std::uint32_t>, Fit>> passes;
-    passes.emplace_back(primary, Fit::lowest);
-    passes.emplace_back(primary, Fit::best);
-    passes.emplace_back(sorted([&](std::uint32_t a, std::uint32_t b) {
-                          const bool ca = input_.requests[a].region != RegionNeed::any;
-                          const bool cb = input_.requests[b].region != RegionNeed::any;
-                          return ca != cb ? ca : by_size(a, b);
-                        }),
-                        Fit::lowest);
-    passes.emplace_back(sorted([&](std::uint32_t a, std::uint32_t b) {
-                          const Item &x = items_[a], &y = items_[b];
-                          const std::uint64_t ax = std::uint64_t(x.bytes) * (x.last - x.first + 1ull);
-                          const std::uint64_t ay = std::uint64_t(y.bytes) * (y.last - y.first + 1ull);
-                          return ax != ay ? ax > ay : by_size(a, b);
-                        }),
-                        Fit::lowest);
-    passes.emplace_back(sorted([&](std::uint32_t a, std::uint32_t b) {
-                          const Item &x = items_[a], &y = items_[b];
-                          return x.first != y.first ? x.first < y.first : by_size(a, b);
-                        }),
-                        Fit::best);
-
+    // The passes, in a fixed order (determinism): the primary (decreasing size, lowest
+    // address); the same order with best fit; the allocations bound to one region first;
+    // decreasing size x lifetime ("area"); program order with best fit.
+    enum class Order { size, constrained, area, first };
+    const std::pair<Order, Fit> passes[] = {{Order::size, Fit::lowest},
+                                            {Order::size, Fit::best},
+                                            {Order::constrained, Fit::lowest},
+                                            {Order::area, Fit::lowest},
+                                            {Order::first, Fit::best}};
     Failure primary_failure;
     std::uint32_t attempts = 0;
-    for (std::size_t p = 0; p < passes.size(); ++p) {
+    std::vector<std::uint32_t> order;
+    static const int only = getenv("TILEVIT_PL_ONLY") ? atoi(getenv("TILEVIT_PL_ONLY")) : -1;  // EXPERIMENT
+    for (std::size_t p = 0; p < std::size(passes); ++p) {
+      if (only >= 0 && int(p) != only) continue;  // EXPERIMENT
+      order = primary;
+      switch (passes[p].first) {
+        case Order::size: break;
+        case Order::constrained: std::sort(order.begin(), order.end(), constrained_first); break;
+        case Order::area: std::sort(order.begin(), order.end(), by_area); break;
+        case Order::first: std::sort(order.begin(), order.end(), by_first); break;
+      }
       ++attempts;
       std::vector<std::uint32_t> addr = address, reg = region_of;
       Failure f;
-      if (place_dynamic(passes[p].first, passes[p].second, addr, reg, f)) {
-        return finish(std::move(addr), attempts);
-      }
-      if (p == 0) primary_failure = f;
+      if (place_dynamic(order, passes[p].second, addr, reg, f)) return finish(std::move(addr), attempts);
+      if (p == 0 || only >= 0) primary_failure = f;
     }
     // Promote the allocations that failed to the front of the primary order, one more each
     // round: a large or constrained allocation that the size order left for late often
     // fits when placed first.
+    if (only >= 0) fail(primary_failure);  // EXPERIMENT
     std::vector<std::uint32_t> promoted{primary_failure.request};
     for (std::uint32_t round = 0; round < kMaxPromotions; ++round) {
-      std::vector<std::uint32_t> order = promoted;
+      order = promoted;
       for (std::uint32_t i : primary)
         if (std::find(promoted.begin(), promoted.end(), i) == promoted.end()) order.push_back(i);
       ++attempts;
       std::vector<std::uint32_t> addr = address, reg = region_of;
       Failure f;
       if (place_dynamic(order, Fit::lowest, addr, reg, f)) return finish(std::move(addr), attempts);
-      if (std::find(promoted.begin(), promoted.end(), f.request) != promoted.end()) break;
-      promoted.push_back(f.request);
+      if (getenv("PLDBG")) fprintf(stderr, "tile %u round %u fail %u (%s) promoted %zu\n", input_.tile, round, f.request, input_.requests[f.request].label.c_str(), promoted.size());  // EXPERIMENT
+      const auto at = std::find(promoted.begin(), promoted.end(), f.request);
+      if (at == promoted.end()) {
+        promoted.push_back(f.request);
+      } else if (at != promoted.begin()) {
+        std::iter_swap(at, at - 1);  // promoted, still failing: earlier still
+      } else {
+        break;
+      }
     }
     fail(primary_failure);
   }
@@ -263,28 +278,78 @@ class TilePlacer {
     std::sort(out.begin(), out.end(), [](const Range& x, const Range& y) { return x.start < y.start; });
   }
 
+  // Per region: usable bytes minus what must go there: the whole-program allocations
+  // that only it can hold, and the peak live bytes of the others that only it can hold.
+  std::vector<std::int64_t> region_slack() const {
+    const std::size_t regions = machine_.regions.size();
+    std::vector<std::int64_t> slack(regions, 0);
+    for (const Segment& s : segments_) slack[s.region] += s.end - s.start;
+    std::vector<std::vector<std::pair<std::uint32_t, std::int64_t>>> events(regions);
+    for (const Item& it : items_) {
+      if (it.regions == 0 || (it.regions & (it.regions - 1)) != 0) continue;
+      const auto r = static_cast<std::size_t>(__builtin_ctzll(it.regions));
+      if (it.fixed) {
+        slack[r] -= it.bytes;
+      } else {
+        events[r].push_back({it.first, it.bytes});
+        if (it.last != kForever) events[r].push_back({it.last + 1, -std::int64_t{it.bytes}});
+      }
+    }
+    for (std::size_t r = 0; r < regions; ++r) {
+      std::sort(events[r].begin(), events[r].end());  // at equal steps the frees come first
+      std::int64_t live = 0, peak = 0;
+      for (const auto& e : events[r]) peak = std::max(peak, live += e.second);
+      slack[r] -= peak;
+    }
+    return slack;
+  }
+
+  // Whether a segment of `regions` still has room for `it` below its phase-1 low mark
+  // (ignoring element conflicts).
+  bool fits_somewhere(const Item& it, std::uint64_t regions, const std::vector<std::uint64_t>& low) const {
+    for (std::size_t k = 0; k < segments_.size(); ++k)
+      if ((regions >> segments_[k].region & 1) && low[k] >= std::uint64_t{segments_[k].start} + it.bytes &&
+          align_down(low[k] - it.bytes, it.align) >= segments_[k].start)
+        return true;
+    return false;
+  }
+
   // Phase 1: best fit decreasing, each segment filled downwards from its top.
   bool place_fixed(std::vector<std::uint32_t>& address, std::vector<std::uint32_t>& region_of, Failure& failure) {
     std::vector<std::uint32_t> order;
     for (std::uint32_t i = 0; i < items_.size(); ++i)
       if (items_[i].fixed) order.push_back(i);
+    // The allocations only one region can hold choose first; then the flexible ones.
+    const auto flexible_item = [&](std::uint32_t i) { return (items_[i].regions & (items_[i].regions - 1)) != 0; };
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       const Item &x = items_[a], &y = items_[b];
+      if (flexible_item(a) != flexible_item(b)) return flexible_item(b);
       if (x.bytes != y.bytes) return x.bytes > y.bytes;
       if (x.align != y.align) return x.align > y.align;
       return a < b;
     });
     std::vector<std::uint64_t> low(segments_.size());
     for (std::size_t k = 0; k < segments_.size(); ++k) low[k] = segments_[k].end;
+    std::vector<std::int64_t> slack = region_slack();
     std::vector<Range> conflicts;
     for (std::uint32_t i : order) {
       const Item& it = items_[i];
       conflict_ranges(i, address, region_of, conflicts);
+      // A flexible allocation goes where the allocations bound to one region leave room
+      // for it ("safe" regions), best fit among those; constrained ones: best fit.
+      const bool flexible = flexible_item(i);
+      std::uint64_t allowed = it.regions;
+      if (flexible) {
+        std::uint64_t safe = 0;
+        for (std::uint32_t r = 0; r < slack.size(); ++r)
+          if ((it.regions >> r & 1) && slack[r] >= static_cast<std::int64_t>(it.bytes)) safe |= std::uint64_t{1} << r;
+        if (safe && fits_somewhere(it, safe, low)) allowed = safe;
+      }
       std::size_t best = segments_.size();
       std::uint64_t best_pos = 0;
       for (std::size_t k = 0; k < segments_.size(); ++k) {
         const Segment& s = segments_[k];
-        if (!(it.regions >> s.region & 1) || low[k] < std::uint64_t{s.start} + it.bytes) continue;
+        if (!(allowed >> s.region & 1) || low[k] < std::uint64_t{s.start} + it.bytes) continue;
         std::uint64_t pos = align_down(low[k] - it.bytes, it.align);
         for (bool moved = true; moved && pos >= s.start;) {  // step below conflicting units
           moved = false;
@@ -311,6 +376,7 @@ class TilePlacer {
       address[i] = static_cast<std::uint32_t>(best_pos);
       region_of[i] = segments_[best].region;
       low[best] = best_pos;
+      if (flexible) slack[region_of[i]] -= it.bytes;
     }
     return true;
   }
@@ -333,25 +399,59 @@ class TilePlacer {
     }
   }
 
+  // Step index for phase 2: the distinct first steps of the dynamic allocations. Two
+  // lifetimes overlap iff both contain the later of their first steps, so an allocation
+  // is registered at, and queries, the indexed steps inside its lifetime.
+  void index_steps(const std::vector<std::uint32_t>& dynamic) {
+    steps_.clear();
+    for (std::uint32_t i : dynamic) steps_.push_back(items_[i].first);
+    std::sort(steps_.begin(), steps_.end());
+    steps_.erase(std::unique(steps_.begin(), steps_.end()), steps_.end());
+    step_lo_.assign(items_.size(), 0);
+    step_hi_.assign(items_.size(), 0);
+    for (std::uint32_t i : dynamic) {
+      step_lo_[i] = static_cast<std::uint32_t>(std::lower_bound(steps_.begin(), steps_.end(), items_[i].first) -
+                                               steps_.begin());
+      step_hi_[i] = static_cast<std::uint32_t>(std::upper_bound(steps_.begin(), steps_.end(), items_[i].last) -
+                                               steps_.begin());  // exclusive
+    }
+  }
+
   // Phase 2: one pass over `order`.
   bool place_dynamic(const std::vector<std::uint32_t>& order, Fit fit, std::vector<std::uint32_t>& address,
                      std::vector<std::uint32_t>& region_of, Failure& failure) {
     struct Placed {
       std::uint32_t start, end, first, last;
     };
-    std::vector<Placed> placed;  // sorted by start
+    std::vector<Placed> placed;  // sorted by start: the dense path
     placed.reserve(order.size());
+    std::vector<std::vector<std::uint32_t>> at_step(steps_.size());  // the sparse path
+    std::vector<std::uint32_t> seen(items_.size(), kNone);
     std::vector<Range> obstacles, conflicts;
-    for (std::uint32_t i : order) {
+    const auto by_start = [](const Range& x, const Range& y) { return x.start < y.start; };
+    for (std::uint32_t n = 0; n < order.size(); ++n) {
+      const std::uint32_t i = order[n];
       const Item& it = items_[i];
+      // Obstacles: the placed allocations whose lifetimes overlap, in address order.
       obstacles.clear();
-      for (const Placed& p : placed)
-        if (p.first <= it.last && it.first <= p.last) obstacles.push_back({p.start, p.end});
+      std::size_t candidates = 0;
+      for (std::uint32_t k = step_lo_[i]; k < step_hi_[i]; ++k) candidates += at_step[k].size();
+      if (candidates < placed.size()) {
+        for (std::uint32_t k = step_lo_[i]; k < step_hi_[i]; ++k)
+          for (std::uint32_t q : at_step[k])
+            if (seen[q] != n) {
+              seen[q] = n;
+              obstacles.push_back({address[q], std::uint64_t{address[q]} + items_[q].bytes});
+            }
+        std::sort(obstacles.begin(), obstacles.end(), by_start);
+      } else {
+        for (const Placed& p : placed)
+          if (p.first <= it.last && it.first <= p.last) obstacles.push_back({p.start, p.end});
+      }
       conflict_ranges(i, address, region_of, conflicts);
       if (!conflicts.empty()) {
         const auto mid = obstacles.insert(obstacles.end(), conflicts.begin(), conflicts.end());
-        std::inplace_merge(obstacles.begin(), mid, obstacles.end(),
-                           [](const Range& x, const Range& y) { return x.start < y.start; });
+        std::inplace_merge(obstacles.begin(), mid, obstacles.end(), by_start);
       }
       const WalkResult r = walk(dynamic_segments_, it.regions, obstacles, it.bytes, it.align, fit, false);
       if (!r.found) {
@@ -364,6 +464,7 @@ class TilePlacer {
       placed.insert(std::upper_bound(placed.begin(), placed.end(), p,
                                      [](const Placed& x, const Placed& y) { return x.start < y.start; }),
                     p);
+      for (std::uint32_t k = step_lo_[i]; k < step_hi_[i]; ++k) at_step[k].push_back(i);
     }
     return true;
   }
@@ -432,6 +533,7 @@ class TilePlacer {
   std::vector<Segment> dynamic_segments_;
   std::vector<Item> items_;
   std::vector<std::vector<std::uint32_t>> partners_;
+  std::vector<std::uint32_t> steps_, step_lo_, step_hi_;  // index_steps
 };
 
 }  // namespace

@@ -12,7 +12,9 @@ const char* kernel_name(KernelKind kind) {
     case KernelKind::layernorm: return "layernorm";
     case KernelKind::gelu: return "gelu";
     case KernelKind::cast_fp8: return "cast_fp8";
-    case KernelKind::attention: return "attention";
+    case KernelKind::attention_scores: return "attention_scores";
+    case KernelKind::attention_values: return "attention_values";
+    case KernelKind::attention_combine: return "attention_combine";
   }
   return "?";
 }

@@ -25,7 +25,9 @@ enum class KernelKind : std::uint8_t {
   layernorm,         // rows x width, FP32 statistics, gamma/beta f16
   gelu,              // tanh form, f16 -> f16
   cast_fp8,          // f16 -> f143 at `scale`
-  attention,         // one head, a block of query rows against all keys -> f16 out rows
+  attention_scores,  // s[q,k] f32 = (Q K^T) * scale for one head's query and key blocks, + row maxima
+  attention_values,  // with all blocks' maxima: p = fp16(exp(s - max)), partial {P.V, sum} f32 per row
+  attention_combine, // key blocks' partials summed in block order -> fp16(o / l)
 };
 const char* kernel_name(KernelKind kind);
 
@@ -42,7 +44,8 @@ struct KernelCall {
   std::uint32_t op = 0;            // index into CompiledProgram::op_names (for profiles)
   std::array<std::uint32_t, 4> dims{};  // gemm: M, K, N | reduce_add: n, partials | bias_add: M, N |
                                         // add/gelu/cast: n | layernorm: rows, width |
-                                        // attention: queries, keys, head_dim, row stride of q/k/v (elements)
+                                        // attention_scores: queries, keys, head_dim | attention_values:
+                                        // queries, keys, head_dim, key blocks | attention_combine: rows, head_dim, key blocks
   std::vector<Operand> operands;   // inputs in kernel order, then the output
   std::int32_t scale = 0;          // cast_fp8 / gemm_fp8: the FP8 scale S
   float param = 0;                 // layernorm eps, attention score scale

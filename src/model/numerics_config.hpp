@@ -3,6 +3,7 @@
 // and weights of an FP8 GEMM share the role's power-of-two scale S (value = code x 2^S),
 // as the original's --fp8-scale did; the product scale is 2S.
 #include <array>
+#include <cstdint>
 #include <string>
 
 namespace tilevit::model {
@@ -21,6 +22,13 @@ struct RolePrecision {
 
 struct NumericsConfig {
   std::array<RolePrecision, kGemmRoleCount> roles{};
+  // Partitioning that changes where sums are rounded, chosen by the compiler so the
+  // device-numerics reference computes the same: the inner-dimension block of each GEMM
+  // role (0 = unsplit) and the key block of encoder and MAP attention (0 = all keys).
+  std::array<std::uint32_t, kGemmRoleCount> inner_block{};
+  std::uint32_t attention_key_block = 0, map_attention_key_block = 0;
+
+  std::uint32_t role_inner_block(GemmRole r) const { return inner_block[static_cast<int>(r)]; }
 
   const RolePrecision& role(GemmRole r) const { return roles[static_cast<int>(r)]; }
   // Every GEMM FP8 with the same scale (the original's --fp8-scale S). Throws Error if

@@ -3,7 +3,9 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "numerics/device_math.hpp"
 #include "numerics/fp16.hpp"
@@ -159,6 +161,15 @@ void device_gemm(const DeviceGemm& g) {
   }
 }
 
+void device_reduce_add(const float* partials, int count_partials, std::size_t count, float* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    float t = 0.0f;
+    for (int p = 0; p < count_partials; ++p) t = t + partials[static_cast<std::size_t>(p) * count + i];
+    out[i] = t;
+  }
+  round_fp16(out, count);
+}
+
 void device_add(const float* a, const float* b, float* out, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) out[i] = a[i] + b[i];
   round_fp16(out, count);
@@ -187,6 +198,55 @@ void device_gelu(const float* x, float* out, std::size_t count) {
     out[i] = (0.5f * v) * (1.0f + device_tanh(inner));
   }
   round_fp16(out, count);
+}
+
+void device_attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
+                             float scale, float* scores, float* row_max) {
+  std::vector<float> kt(static_cast<std::size_t>(head_dim) * keys);
+  for (int j = 0; j < keys; ++j)
+    for (int e = 0; e < head_dim; ++e) kt[static_cast<std::size_t>(e) * keys + j] = k[static_cast<std::size_t>(j) * ldk + e];
+  device_gemm(DeviceGemm{queries, keys, head_dim, q, ldq, kt.data(), keys, scores, keys, 0, false});
+  for (int i = 0; i < queries; ++i) {
+    float* row = scores + static_cast<std::size_t>(i) * keys;
+    float m = -INFINITY;
+    for (int j = 0; j < keys; ++j) {
+      row[j] = row[j] * scale;
+      m = row[j] > m ? row[j] : m;
+    }
+    row_max[i] = m;
+  }
+}
+
+void device_attention_values(float* scores, const float* row_max, int queries, int keys, const float* v, int ldv,
+                             int head_dim, float* partial) {
+  const int width = head_dim + 1;
+  for (int i = 0; i < queries; ++i) {
+    float* row = scores + static_cast<std::size_t>(i) * keys;
+    float l = 0.0f;
+    for (int j = 0; j < keys; ++j) {
+      const float e = device_exp(row[j] - row_max[i]);
+      l += e;
+      row[j] = e;
+    }
+    round_fp16(row, static_cast<std::size_t>(keys));
+    partial[static_cast<std::size_t>(i) * width + head_dim] = l;
+  }
+  device_gemm(DeviceGemm{queries, head_dim, keys, scores, keys, v, ldv, partial, width, 0, false});
+}
+
+void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo) {
+  const int width = head_dim + 1;
+  std::vector<float> o(static_cast<std::size_t>(head_dim));
+  for (int i = 0; i < rows; ++i) {
+    std::fill(o.begin(), o.end(), 0.0f);
+    float l = 0.0f;
+    for (int b = 0; b < blocks; ++b) {
+      const float* part = partials + (static_cast<std::size_t>(b) * rows + i) * width;
+      for (int d = 0; d < head_dim; ++d) o[d] = o[d] + part[d];
+      l = l + part[head_dim];
+    }
+    device_normalise_row(o.data(), l, out + static_cast<std::size_t>(i) * ldo, head_dim);
+  }
 }
 
 float device_softmax_row(float* s, int keys, float scale) {

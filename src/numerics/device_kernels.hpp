@@ -30,6 +30,10 @@ struct DeviceGemm {
 // Runs in parallel over column strips (OpenMP) unless called inside a parallel region.
 void device_gemm(const DeviceGemm& g);
 
+// out[i] = fp16(sum_p partials[p][i]) summed in FP32, p ascending: the reduction of a
+// GEMM whose inner dimension was split over tiles.
+void device_reduce_add(const float* partials, int count_partials, std::size_t count, float* out);
+
 // out[i] = fp16(a[i] + b[i]): bias add, residual add, position embedding.
 void device_add(const float* a, const float* b, float* out, std::size_t count);
 
@@ -39,6 +43,19 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
 
 // out = fp16(0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3)))) computed in FP32.
 void device_gelu(const float* x, float* out, std::size_t count);
+
+// Attention in key blocks (docs/NUMERICS.md). For one head and a block of keys:
+// scores s[i][j] = (sum_d q[i][d] k[j][d]) * scale in FP32, and each row's maximum.
+void device_attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
+                             float scale, float* scores, float* row_max);
+// With the row maxima m over ALL key blocks: e = exp(s - m) (FP32), l_b = sum_j e (FP32,
+// j ascending), p = fp16(e), o_b[d] = sum_j p_j v[j][d] (FP32, j ascending). Writes
+// partial[i] = {o_b[0..head_dim), l_b}. `scores` is overwritten with p.
+void device_attention_values(float* scores, const float* row_max, int queries, int keys, const float* v, int ldv,
+                             int head_dim, float* partial);
+// Combines the key blocks' partials [blocks][rows][head_dim + 1] in block order:
+// l = sum_b l_b, o = sum_b o_b (FP32), out = fp16(o / l).
+void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo);
 
 // Softmax state for one attention row, in place: s[j] <- fp16(exp(s[j]*scale - max)),
 // returns the FP32 sum of the unrounded exponentials (the normaliser l).

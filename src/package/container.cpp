@@ -310,7 +310,10 @@ const Section& Container::require(std::string_view name, std::uint32_t version) 
 }
 
 std::span<const std::byte> Container::payload(const Section& section) const {
-  if (sections_.empty() || &section < sections_.data() || &section >= sections_.data() + sections_.size())
+  // Matched by name rather than address, so a Section copied from another copy of this
+  // Container works; anything else would read unvalidated bytes.
+  const Section* own = find(section.name);
+  if (own == nullptr || own->offset != section.offset || own->size != section.size)
     throw Error(name_ + ": section " + quote(section.name) + " does not belong to this package", kExitInternal);
   return data_.subspan(section.offset, section.size);
 }

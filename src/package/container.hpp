@@ -86,7 +86,7 @@ class Container {
   // Throws "<file>: missing required section ..." or "... has version 2, expected 1".
   const Section& require(std::string_view name, std::uint32_t version) const;
 
-  // `section` must come from this container's sections().
+  // `section` must be one of sections() (of this Container or a copy of it).
   std::span<const std::byte> payload(const Section& section) const;
   // A reader over the payload with context `<file>: section "<name>"` and file offsets.
   ByteReader reader(const Section& section) const;

@@ -19,6 +19,7 @@ using numerics::round_fp16;
 struct DeviceLinear {
   int in = 0, out = 0;
   model::RolePrecision precision;
+  std::uint32_t inner_block = 0;
   std::vector<float> weight_t;
   std::vector<float> bias;
 };
@@ -57,8 +58,8 @@ void quantise(std::vector<float>& v, const model::RolePrecision& p) {
     round_fp16(v.data(), v.size());
 }
 
-DeviceLinear device_linear(const model::Linear& l, const model::RolePrecision& p) {
-  DeviceLinear d{l.in, l.out, p, std::vector<float>(l.weight.size()), fp16_copy(l.bias)};
+DeviceLinear device_linear(const model::Linear& l, const model::RolePrecision& p, std::uint32_t inner_block) {
+  DeviceLinear d{l.in, l.out, p, inner_block, std::vector<float>(l.weight.size()), fp16_copy(l.bias)};
 #pragma omp parallel for schedule(static)
   for (int o = 0; o < l.out; ++o)
     for (int i = 0; i < l.in; ++i)
@@ -76,19 +77,27 @@ DeviceLayerNorm device_layer_norm(const model::LayerNormParams& p) {
 std::vector<float> run_linear(const DeviceLinear& l, std::vector<float> x, int rows) {
   quantise(x, l.precision);
   std::vector<float> y(static_cast<std::size_t>(rows) * l.out);
-  numerics::DeviceGemm g;
-  g.rows = rows;
-  g.columns = l.out;
-  g.inner = l.in;
-  g.a = x.data();
-  g.lda = l.in;
-  g.b = l.weight_t.data();
-  g.ldb = l.out;
-  g.c = y.data();
-  g.ldc = l.out;
-  g.panel = l.precision.fp8 ? 32 : 0;
-  g.round_output = true;
-  numerics::device_gemm(g);
+  const int block = (l.inner_block > 0 && static_cast<int>(l.inner_block) < l.in) ? static_cast<int>(l.inner_block) : l.in;
+  const int blocks = (l.in + block - 1) / block;
+  // One partial per inner block (as one tile computes it), then the reduction kernel.
+  std::vector<float> partials(blocks > 1 ? y.size() * blocks : 0);
+  for (int b = 0; b < blocks; ++b) {
+    const int k0 = b * block, kw = std::min(block, l.in - k0);
+    numerics::DeviceGemm g;
+    g.rows = rows;
+    g.columns = l.out;
+    g.inner = kw;
+    g.a = x.data() + k0;
+    g.lda = l.in;
+    g.b = l.weight_t.data() + static_cast<std::size_t>(k0) * l.out;
+    g.ldb = l.out;
+    g.c = blocks > 1 ? partials.data() + static_cast<std::size_t>(b) * y.size() : y.data();
+    g.ldc = l.out;
+    g.panel = l.precision.fp8 ? 32 : 0;
+    g.round_output = true;
+    numerics::device_gemm(g);
+  }
+  if (blocks > 1) numerics::device_reduce_add(partials.data(), blocks, y.size(), y.data());
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; ++r) {
     float* row = y.data() + static_cast<std::size_t>(r) * l.out;
@@ -115,33 +124,40 @@ void residual_add(std::vector<float>& x, const std::vector<float>& y) {
     numerics::device_add(x.data() + i, y.data() + i, x.data() + i, static_cast<std::size_t>(std::min(chunk, n - i)));
 }
 
-// FP16 attention, one (image, head) per task: scores in FP32, softmax state in FP32,
-// probabilities in FP16, P.V accumulated in FP32, output normalised and rounded to FP16.
+// FP16 attention, one (image, head) per task, in key blocks of `key_block` keys (all
+// keys if 0): scores and row maxima per block, the global maximum, exponentials, partial
+// sums and P.V per block, then the blocks combined in order (docs/NUMERICS.md).
 void attention(const model::ViTConfig& c, int batch, int queries, const float* q, int ldq, std::size_t q_image_stride,
                int tokens, const float* k, const float* v, int ldkv, std::size_t kv_image_stride, float* out,
-               std::size_t out_image_stride) {
+               std::size_t out_image_stride, std::uint32_t key_block) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int d = c.head_dim;
+  const int block = (key_block > 0 && static_cast<int>(key_block) < tokens) ? static_cast<int>(key_block) : tokens;
+  const int blocks = (tokens + block - 1) / block;
 #pragma omp parallel for schedule(dynamic) collapse(2)
   for (int b = 0; b < batch; ++b) {
     for (int h = 0; h < c.heads; ++h) {
       const float* qh = q + b * q_image_stride + h * d;
       const float* kh = k + b * kv_image_stride + h * d;
       const float* vh = v + b * kv_image_stride + h * d;
-      std::vector<float> kt(static_cast<std::size_t>(d) * tokens);
-      for (int j = 0; j < tokens; ++j)
-        for (int e = 0; e < d; ++e) kt[static_cast<std::size_t>(e) * tokens + j] = kh[static_cast<std::size_t>(j) * ldkv + e];
-      std::vector<float> scores(static_cast<std::size_t>(queries) * tokens), o(static_cast<std::size_t>(queries) * d);
-      numerics::DeviceGemm s{queries, tokens, d, qh, ldq, kt.data(), tokens, scores.data(), tokens, 0, false};
-      numerics::device_gemm(s);
-      std::vector<float> l(queries);
-      for (int i = 0; i < queries; ++i)
-        l[i] = numerics::device_softmax_row(scores.data() + static_cast<std::size_t>(i) * tokens, tokens, scale);
-      numerics::DeviceGemm pv{queries, d, tokens, scores.data(), tokens, vh, ldkv, o.data(), d, 0, false};
-      numerics::device_gemm(pv);
-      for (int i = 0; i < queries; ++i)
-        numerics::device_normalise_row(o.data() + static_cast<std::size_t>(i) * d, l[i],
-                                       out + b * out_image_stride + static_cast<std::size_t>(i) * c.width + h * d, d);
+      std::vector<float> scores(static_cast<std::size_t>(queries) * tokens);
+      std::vector<float> maxima(static_cast<std::size_t>(blocks) * queries), row_max(queries, -INFINITY);
+      std::vector<float> partials(static_cast<std::size_t>(blocks) * queries * (d + 1));
+      for (int kb = 0; kb < blocks; ++kb) {
+        const int j0 = kb * block, n = std::min(block, tokens - j0);
+        numerics::device_attention_scores(qh, ldq, kh + static_cast<std::size_t>(j0) * ldkv, ldkv, queries, n, d, scale,
+                                          scores.data() + static_cast<std::size_t>(j0) * queries,
+                                          maxima.data() + static_cast<std::size_t>(kb) * queries);
+      }
+      for (int kb = 0; kb < blocks; ++kb)
+        for (int i = 0; i < queries; ++i) row_max[i] = std::max(row_max[i], maxima[static_cast<std::size_t>(kb) * queries + i]);
+      for (int kb = 0; kb < blocks; ++kb) {
+        const int j0 = kb * block, n = std::min(block, tokens - j0);
+        numerics::device_attention_values(scores.data() + static_cast<std::size_t>(j0) * queries, row_max.data(), queries,
+                                          n, vh + static_cast<std::size_t>(j0) * ldkv, ldkv, d,
+                                          partials.data() + static_cast<std::size_t>(kb) * queries * (d + 1));
+      }
+      numerics::device_attention_combine(partials.data(), blocks, queries, d, out + b * out_image_stride + h * d, c.width);
     }
   }
 }
@@ -156,24 +172,26 @@ std::vector<float> mlp(const DeviceLinear& fc1, const DeviceLinear& fc2, const s
 
 DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model::NumericsConfig& numerics)
     : config_(w.config), numerics_(numerics), weights_(new DeviceWeights) {
-  auto role = [&](GemmRole r) { return numerics.role(r); };
   DeviceWeights& d = *weights_;
-  d.patch_embedding = device_linear(w.patch_embedding, role(GemmRole::Embedding));
+  auto device_linear = [&](const model::Linear& l, GemmRole r) {
+    return reference::device_linear(l, numerics.role(r), numerics.role_inner_block(r));
+  };
+  d.patch_embedding = device_linear(w.patch_embedding, GemmRole::Embedding);
   d.position = fp16_copy(w.position);
   for (const auto& layer : w.layers)
     d.layers.push_back(DeviceLayer{device_layer_norm(layer.ln1), device_layer_norm(layer.ln2),
-                                   device_linear(layer.qkv, role(GemmRole::Qkv)),
-                                   device_linear(layer.out, role(GemmRole::AttentionOut)),
-                                   device_linear(layer.fc1, role(GemmRole::MlpUp)),
-                                   device_linear(layer.fc2, role(GemmRole::MlpDown))});
+                                   device_linear(layer.qkv, GemmRole::Qkv),
+                                   device_linear(layer.out, GemmRole::AttentionOut),
+                                   device_linear(layer.fc1, GemmRole::MlpUp),
+                                   device_linear(layer.fc2, GemmRole::MlpDown)});
   d.post_ln = device_layer_norm(w.post_ln);
   d.probe = fp16_copy(w.head.probe);
-  d.q = device_linear(w.head.q, role(GemmRole::MapQuery));
-  d.kv = device_linear(w.head.kv, role(GemmRole::MapKv));
-  d.out = device_linear(w.head.out, role(GemmRole::MapOut));
+  d.q = device_linear(w.head.q, GemmRole::MapQuery);
+  d.kv = device_linear(w.head.kv, GemmRole::MapKv);
+  d.out = device_linear(w.head.out, GemmRole::MapOut);
   d.head_ln = device_layer_norm(w.head.ln);
-  d.fc1 = device_linear(w.head.fc1, role(GemmRole::MapMlpUp));
-  d.fc2 = device_linear(w.head.fc2, role(GemmRole::MapMlpDown));
+  d.fc1 = device_linear(w.head.fc1, GemmRole::MapMlpUp);
+  d.fc2 = device_linear(w.head.fc2, GemmRole::MapMlpDown);
 }
 
 DeviceNumericsModel::~DeviceNumericsModel() { delete weights_; }
@@ -200,7 +218,7 @@ std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const 
   for (const auto& layer : dw.layers) {
     const auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps), rows);
     attention(c, batch, t, qkv.data(), 3 * w, 3 * tw, t, qkv.data() + w, qkv.data() + 2 * w, 3 * w, 3 * tw,
-              attn.data(), tw);
+              attn.data(), tw, numerics_.attention_key_block);
     residual_add(x, run_linear(layer.out, attn, rows));
     residual_add(x, mlp(layer.fc1, layer.fc2, run_layer_norm(layer.ln2, x, rows, w, eps), rows));
   }
@@ -209,7 +227,8 @@ std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const 
   const auto q = run_linear(dw.q, dw.probe, 1);
   const auto kv = run_linear(dw.kv, x, rows);
   std::vector<float> pooled(static_cast<std::size_t>(batch) * w);
-  attention(c, batch, 1, q.data(), w, 0, t, kv.data(), kv.data() + w, 2 * w, 2 * tw, pooled.data(), w);
+  attention(c, batch, 1, q.data(), w, 0, t, kv.data(), kv.data() + w, 2 * w, 2 * tw, pooled.data(), w,
+            numerics_.map_attention_key_block);
   std::vector<float> y = run_linear(dw.out, std::move(pooled), batch);
   residual_add(y, mlp(dw.fc1, dw.fc2, run_layer_norm(dw.head_ln, y, batch, w, eps), batch));
   return y;

@@ -295,7 +295,13 @@ TEST(Container, SectionReaderErrorsNameFileSectionAndOffset) {
   ByteReader r = c.reader(s);
   EXPECT_EQ(error_of([&] { r.read_u64(); }), "model.tvpkg: section \"program\": record truncated at byte " +
                                                  std::to_string(s.offset) + " (need 8, have 3)");
-  Section foreign = s;  // a copy does not belong to the container
+  Section copy = s;  // a copy of a real entry is fine
+  EXPECT_EQ(c.payload(copy).size(), 3u);
+  Section foreign = s;  // one that does not describe this package is refused
+  foreign.size = 1u << 30;
+  EXPECT_THROW(c.payload(foreign), Error);
+  foreign = s;
+  foreign.name = "other";
   EXPECT_THROW(c.payload(foreign), Error);
 }
 
