@@ -8,7 +8,9 @@
 #include "cli/model_options.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/distribution.hpp"
+#include "package/program_codec.hpp"
 #include <algorithm>
+#include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "target/machine.hpp"
 
@@ -44,9 +46,21 @@ struct CompileCommand {
     progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers) for " + machine.name);
     const compiler::CompiledModel compiled =
         compiler::compile_model(graph, machine, compiler::CompileOptions{stream_words, false});
+    std::string sha;
+    std::uint64_t package_bytes = 0;
+    {
+      const package::ContainerWriter writer = package::encode_package(compiled, machine);
+      const auto bytes = writer.bytes();
+      package_bytes = bytes.size();
+      sha = package::sha256_hex(bytes);
+      if (!package.empty()) write_bytes_atomically(package, bytes);
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto& s = compiled.stats;
     nlohmann::json j;
+    j["package_sha256"] = sha;
+    j["package_bytes"] = package_bytes;
+    if (!package.empty()) j["package"] = package;
     j["machine"] = machine.name;
     j["compile_seconds"] = seconds;
     j["tiles_used"] = s.tiles_used;

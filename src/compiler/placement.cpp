@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
-#include <cstdlib> // EXPERIMENT
-#include <cstdio> // EXPERIMENT
 
 #include "support/error.hpp"
 
@@ -26,7 +24,7 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kForever = std::numeric_limits<std::uint32_t>::max();
-constexpr std::uint32_t kMaxPromotions = 48;
+constexpr std::uint32_t kMaxPromotions = 16;
 
 enum class Fit { lowest, best };
 
@@ -147,9 +145,7 @@ class TilePlacer {
     Failure primary_failure;
     std::uint32_t attempts = 0;
     std::vector<std::uint32_t> order;
-    static const int only = getenv("TILEVIT_PL_ONLY") ? atoi(getenv("TILEVIT_PL_ONLY")) : -1;  // EXPERIMENT
     for (std::size_t p = 0; p < std::size(passes); ++p) {
-      if (only >= 0 && int(p) != only) continue;  // EXPERIMENT
       order = primary;
       switch (passes[p].first) {
         case Order::size: break;
@@ -161,12 +157,11 @@ class TilePlacer {
       std::vector<std::uint32_t> addr = address, reg = region_of;
       Failure f;
       if (place_dynamic(order, passes[p].second, addr, reg, f)) return finish(std::move(addr), attempts);
-      if (p == 0 || only >= 0) primary_failure = f;
+      if (p == 0) primary_failure = f;
     }
     // Promote the allocations that failed to the front of the primary order, one more each
     // round: a large or constrained allocation that the size order left for late often
     // fits when placed first.
-    if (only >= 0) fail(primary_failure);  // EXPERIMENT
     std::vector<std::uint32_t> promoted{primary_failure.request};
     for (std::uint32_t round = 0; round < kMaxPromotions; ++round) {
       order = promoted;
@@ -176,15 +171,8 @@ class TilePlacer {
       std::vector<std::uint32_t> addr = address, reg = region_of;
       Failure f;
       if (place_dynamic(order, Fit::lowest, addr, reg, f)) return finish(std::move(addr), attempts);
-      if (getenv("PLDBG")) fprintf(stderr, "tile %u round %u fail %u (%s) promoted %zu\n", input_.tile, round, f.request, input_.requests[f.request].label.c_str(), promoted.size());  // EXPERIMENT
-      const auto at = std::find(promoted.begin(), promoted.end(), f.request);
-      if (at == promoted.end()) {
-        promoted.push_back(f.request);
-      } else if (at != promoted.begin()) {
-        std::iter_swap(at, at - 1);  // promoted, still failing: earlier still
-      } else {
-        break;
-      }
+      if (std::find(promoted.begin(), promoted.end(), f.request) != promoted.end()) break;
+      promoted.push_back(f.request);
     }
     fail(primary_failure);
   }
@@ -279,7 +267,8 @@ class TilePlacer {
   }
 
   // Per region: usable bytes minus what must go there: the whole-program allocations
-  // that only it can hold, and the peak live bytes of the others that only it can hold.
+  // that only it can hold, and 1.25 x the peak live bytes of the others that only it can
+  // hold.
   std::vector<std::int64_t> region_slack() const {
     const std::size_t regions = machine_.regions.size();
     std::vector<std::int64_t> slack(regions, 0);
@@ -299,7 +288,7 @@ class TilePlacer {
       std::sort(events[r].begin(), events[r].end());  // at equal steps the frees come first
       std::int64_t live = 0, peak = 0;
       for (const auto& e : events[r]) peak = std::max(peak, live += e.second);
-      slack[r] -= peak;
+      slack[r] -= peak + peak / 4;  // a quarter more: room for the dynamic placement's own waste
     }
     return slack;
   }
@@ -343,7 +332,16 @@ class TilePlacer {
         std::uint64_t safe = 0;
         for (std::uint32_t r = 0; r < slack.size(); ++r)
           if ((it.regions >> r & 1) && slack[r] >= static_cast<std::int64_t>(it.bytes)) safe |= std::uint64_t{1} << r;
-        if (safe && fits_somewhere(it, safe, low)) allowed = safe;
+        if (safe && fits_somewhere(it, safe, low)) {
+          allowed = safe;
+        } else {  // no safe region: the one with the most slack that can hold it
+          std::int64_t most = std::numeric_limits<std::int64_t>::min();
+          for (std::uint32_t r = 0; r < slack.size(); ++r)
+            if ((it.regions >> r & 1) && slack[r] > most && fits_somewhere(it, std::uint64_t{1} << r, low)) {
+              most = slack[r];
+              allowed = std::uint64_t{1} << r;
+            }
+        }
       }
       std::size_t best = segments_.size();
       std::uint64_t best_pos = 0;

@@ -184,6 +184,7 @@ TEST(Placement, RandomRequestSetsObeyEveryRule) {
     for (std::uint64_t seed = 1; seed <= 60; ++seed) {
       const bool profiling = seed % 2 == 0;
       const TilePlacementInput in = random_tile(seed * 7919 + m->tiles, static_cast<std::uint32_t>(seed % m->tiles));
+      if (getenv("DUMP") && seed == 7 && m == &target::c600()) { for (auto& q : in.requests) printf("%s %d %u %u %d %u %u\n", q.label.c_str(), int(q.kind), q.bytes, q.alignment, int(q.region), q.first, q.last); printf("prof %d\n", profiling); }
       const TilePlacement p = place_tile(*m, in, profiling);
       expect_valid(*m, in, p, profiling);
       ASSERT_EQ(p.address.size(), in.requests.size());

@@ -1,0 +1,230 @@
+#include "compiler/verify.hpp"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace tilevit::compiler {
+namespace {
+
+struct Checker {
+  const target::MachineDescription& m;
+  const CompiledProgram& p;
+  VerifyReport report;
+  std::size_t limit;
+
+  void fail(const std::string& message) {
+    if (report.violations.size() < limit) report.violations.push_back(message);
+    ++report.violation_count;
+  }
+  std::string where(std::uint32_t tile, std::uint32_t step) {
+    return "tile " + std::to_string(tile) + ", superstep " + std::to_string(step) + " (" +
+           (step < p.steps.size() ? p.steps[step].label : std::string("?")) + ")";
+  }
+  std::uint32_t iterations(std::uint32_t step) const {
+    return step >= p.loop_begin && step < p.loop_end ? p.loop_count : 1;
+  }
+
+  // A byte range [offset, offset + bytes) of `allocation`, advanced by `stride` per loop
+  // iteration, used at `step` on `tile`. Returns false (after reporting) if invalid.
+  bool check_range(const std::string& what, std::uint32_t tile, std::uint32_t step, std::uint32_t allocation,
+                   std::uint64_t offset, std::uint64_t bytes, std::uint64_t stride) {
+    if (allocation >= p.allocations.size()) {
+      fail(where(tile, step) + ": " + what + " names allocation " + std::to_string(allocation) + " of " +
+           std::to_string(p.allocations.size()));
+      return false;
+    }
+    const Allocation& a = p.allocations[allocation];
+    if (a.tile != tile) {
+      fail(where(tile, step) + ": " + what + " uses \"" + a.request.label + "\" which lives on tile " + std::to_string(a.tile));
+      return false;
+    }
+    const std::uint64_t end = offset + stride * (iterations(step) - 1) + bytes;
+    if (end > a.request.bytes) {
+      fail(where(tile, step) + ": " + what + " reaches byte " + std::to_string(end) + " of \"" + a.request.label + "\" (" +
+           std::to_string(a.request.bytes) + " B)");
+      return false;
+    }
+    const bool whole = a.request.kind == AllocationKind::parameter || a.request.kind == AllocationKind::support;
+    if (!whole && (step < a.request.first || step > a.request.last))
+      fail(where(tile, step) + ": " + what + " uses \"" + a.request.label + "\" outside its lifetime " +
+           std::to_string(a.request.first) + ".." + std::to_string(a.request.last));
+    return true;
+  }
+
+  void check_allocations(bool profiling) {
+    std::vector<std::vector<std::uint32_t>> by_tile(m.tiles);
+    for (std::uint32_t i = 0; i < p.allocations.size(); ++i) {
+      const Allocation& a = p.allocations[i];
+      const AllocationRequest& r = a.request;
+      const std::string name = "tile " + std::to_string(a.tile) + ": \"" + r.label + "\"";
+      if (a.tile >= m.tiles) {
+        fail(name + " is on a tile the machine does not have");
+        continue;
+      }
+      by_tile[a.tile].push_back(i);
+      const std::uint64_t begin = a.address, end = std::uint64_t(a.address) + r.bytes;
+      if (r.alignment == 0 || (r.alignment & (r.alignment - 1)) || a.address % r.alignment)
+        fail(name + " at 0x" + hex(a.address) + " is not aligned to " + std::to_string(r.alignment));
+      const target::MemoryRegion* region = m.region_at(a.address);
+      if (!region || end > region->end) fail(name + " [0x" + hex(begin) + ", 0x" + hex(end) + ") is not inside one memory region");
+      else if (!region_satisfies(*region, r.region))
+        fail(name + " needs a " + std::string(to_string(r.region)) + " region but sits in " + region->name);
+      for (const auto& reserved : m.reserved) {
+        if (reserved.when == target::ReservedWhen::profiling && !profiling) continue;
+        if (begin < reserved.end() && reserved.start < end) fail(name + " overlaps reserved range " + reserved.name);
+      }
+    }
+    // Live allocations never share bytes: sweep each tile by address.
+    for (auto& list : by_tile) {
+      std::sort(list.begin(), list.end(), [&](auto x, auto y) { return p.allocations[x].address < p.allocations[y].address; });
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const Allocation& a = p.allocations[list[i]];
+        const std::uint64_t a_end = std::uint64_t(a.address) + a.request.bytes;
+        for (std::size_t j = i + 1; j < list.size() && p.allocations[list[j]].address < a_end; ++j) {
+          const Allocation& b = p.allocations[list[j]];
+          if (lifetimes_overlap(a.request, b.request))
+            fail("tile " + std::to_string(a.tile) + ": \"" + a.request.label + "\" and \"" + b.request.label +
+                 "\" overlap in address while both live");
+        }
+      }
+    }
+  }
+
+  bool lifetimes_overlap(const AllocationRequest& a, const AllocationRequest& b) const {
+    auto whole = [](const AllocationRequest& r) {
+      return r.kind == AllocationKind::parameter || r.kind == AllocationKind::support;
+    };
+    if (whole(a) || whole(b)) return true;
+    return a.first <= b.last && b.first <= a.last;
+  }
+
+  static std::string hex(std::uint64_t v) {
+    std::ostringstream s;
+    s << std::hex << v;
+    return s.str();
+  }
+
+  void check_calls() {
+    for (std::uint32_t step = 0; step < p.steps.size(); ++step) {
+      for (const KernelCall& c : p.steps[step].compute) {
+        ++report.kernel_calls;
+        if (c.tile >= m.tiles) {
+          fail("superstep " + std::to_string(step) + ": kernel on tile " + std::to_string(c.tile));
+          continue;
+        }
+        for (std::size_t i = 0; i < c.operands.size(); ++i) {
+          const Operand& o = c.operands[i];
+          check_range(std::string(kernel_name(c.kind)) + " operand " + std::to_string(i), c.tile, step, o.allocation,
+                      o.offset, o.bytes, o.layer_stride);
+        }
+        if ((c.kind == KernelKind::gemm_fp8 || c.kind == KernelKind::gemm_fp16) && c.operands.size() == 3)
+          check_elements(c, step);
+      }
+    }
+  }
+
+  // The GEMM's streamed left operand and its output must not share an SRAM element.
+  void check_elements(const KernelCall& c, std::uint32_t step) {
+    auto units = [&](const Operand& o, std::uint64_t& first, std::uint64_t& last) {
+      if (o.allocation >= p.allocations.size()) return false;
+      const std::uint64_t begin = p.allocations[o.allocation].address + o.offset;
+      const target::MemoryRegion* r = m.region_at(static_cast<std::uint32_t>(begin));
+      if (!r) return false;
+      first = (begin - r->start) / r->unit_bytes() + (std::uint64_t(r->start) << 20);
+      last = (begin + o.bytes - 1 - r->start) / r->unit_bytes() + (std::uint64_t(r->start) << 20);
+      return true;
+    };
+    std::uint64_t a0, a1, c0, c1;
+    if (units(c.operands[0], a0, a1) && units(c.operands[2], c0, c1) && a0 <= c1 && c0 <= a1)
+      fail(where(c.tile, step) + ": GEMM output and streamed operand share an SRAM element");
+  }
+
+  void check_transfers() {
+    for (std::uint32_t step = 0; step < p.steps.size(); ++step) {
+      // Per tile: byte ranges written and read in this exchange phase.
+      std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> writes, reads;
+      for (const Transfer& t : p.steps[step].exchange) {
+        ++report.transfers;
+        if (t.bytes == 0 || t.bytes % 4 || t.source.offset % 4)
+          fail(where(t.source.tile, step) + ": transfer of " + std::to_string(t.bytes) + " B at offset " +
+               std::to_string(t.source.offset) + " is not whole 32-bit words");
+        if (t.source.tile >= m.tiles || t.destinations.empty()) {
+          fail("superstep " + std::to_string(step) + ": transfer with an invalid source tile or no destination");
+          continue;
+        }
+        if (check_range("transfer source", t.source.tile, step, t.source.allocation, t.source.offset, t.bytes,
+                        t.source_layer_stride)) {
+          const std::uint64_t a = p.allocations[t.source.allocation].address + std::uint64_t(t.source.offset);
+          reads[t.source.tile].push_back({a, a + t.bytes + std::uint64_t(t.source_layer_stride) * (iterations(step) - 1)});
+        }
+        for (const Endpoint& d : t.destinations) {
+          if (d.tile >= m.tiles) {
+            fail("superstep " + std::to_string(step) + ": transfer to tile " + std::to_string(d.tile));
+            continue;
+          }
+          if (d.offset % 4) fail(where(d.tile, step) + ": transfer destination offset is not word aligned");
+          if (check_range("transfer destination", d.tile, step, d.allocation, d.offset, t.bytes, 0)) {
+            const std::uint64_t a = p.allocations[d.allocation].address + std::uint64_t(d.offset);
+            writes[d.tile].push_back({a, a + t.bytes});
+          }
+        }
+      }
+      for (auto& [tile, ranges] : writes) {
+        std::sort(ranges.begin(), ranges.end());
+        for (std::size_t i = 1; i < ranges.size(); ++i)
+          if (ranges[i].first < ranges[i - 1].second) {
+            fail(where(tile, step) + ": two transfers write the same bytes");
+            break;
+          }
+        auto& rd = reads[tile];
+        std::sort(rd.begin(), rd.end());
+        for (const auto& w : ranges) {
+          auto it = std::lower_bound(rd.begin(), rd.end(), std::make_pair(w.second, std::uint64_t(0)));
+          if (it != rd.begin() && std::prev(it)->second > w.first) {
+            fail(where(tile, step) + ": a transfer writes bytes another transfer of the same phase reads");
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  void check_bindings(const std::vector<HostBinding>& bindings, const std::vector<Tensor>& tensors) {
+    for (const HostBinding& b : bindings) {
+      ++report.bindings;
+      if (b.tensor >= tensors.size()) {
+        fail("binding names tensor " + std::to_string(b.tensor));
+        continue;
+      }
+      const Tensor& t = tensors[b.tensor];
+      if (b.row0 + b.rows > t.rows || b.col0 + b.cols > t.cols || b.layers == 0) {
+        fail("binding of " + t.name + " is outside the tensor");
+        continue;
+      }
+      const std::uint64_t bytes = std::uint64_t(b.rows) * b.cols * dtype_bytes(t.dtype);
+      if (b.allocation >= p.allocations.size() || p.allocations[b.allocation].tile != b.tile ||
+          b.offset + std::uint64_t(b.layer_stride) * (b.layers - 1) + bytes > p.allocations[b.allocation].request.bytes)
+        fail("binding of " + t.name + " on tile " + std::to_string(b.tile) + " does not fit its allocation");
+    }
+  }
+};
+
+}  // namespace
+
+VerifyReport verify_program(const target::MachineDescription& machine, const CompiledProgram& program,
+                            const std::vector<HostBinding>& bindings, const std::vector<Tensor>& tensors, bool profiling,
+                            std::size_t limit) {
+  Checker c{machine, program, {}, limit};
+  c.report.allocations = program.allocations.size();
+  if (program.loop_begin > program.loop_end || program.loop_end > program.steps.size() || program.loop_count == 0)
+    c.fail("loop bounds " + std::to_string(program.loop_begin) + ".." + std::to_string(program.loop_end) +
+           " do not fit the program's " + std::to_string(program.steps.size()) + " supersteps");
+  c.check_allocations(profiling);
+  c.check_calls();
+  c.check_transfers();
+  c.check_bindings(bindings, tensors);
+  return c.report;
+}
+
+}  // namespace tilevit::compiler

@@ -1,0 +1,286 @@
+#include "package/program_codec.hpp"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "support/error.hpp"
+
+namespace tilevit::package {
+namespace {
+
+using namespace compiler;
+
+constexpr std::uint32_t kMaxCount = 1u << 26;  // bounds every table before allocating
+
+std::vector<std::byte> text_bytes(const std::string& text) {
+  std::vector<std::byte> out(text.size());
+  std::memcpy(out.data(), text.data(), text.size());
+  return out;
+}
+
+nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig& n, const CompiledProgram& p) {
+  nlohmann::json j;
+  j["config"] = {{"name", c.name},       {"resize_size", c.resize_size}, {"image_size", c.image_size},
+                 {"patch", c.patch},     {"channels", c.channels},       {"width", c.width},
+                 {"heads", c.heads},     {"head_dim", c.head_dim},       {"mlp", c.mlp},
+                 {"layers", c.layers},   {"max_layers", c.max_layers},   {"batch", c.batch},
+                 {"layer_norm_eps", c.layer_norm_eps}};
+  nlohmann::json roles = nlohmann::json::array();
+  for (int i = 0; i < model::kGemmRoleCount; ++i)
+    roles.push_back({{"role", model::gemm_role_name(static_cast<model::GemmRole>(i))},
+                     {"fp8", n.roles[i].fp8},
+                     {"scale", n.roles[i].scale},
+                     {"inner_block", n.inner_block[i]}});
+  j["numerics"] = {{"roles", roles},
+                   {"attention_key_block", n.attention_key_block},
+                   {"map_attention_key_block", n.map_attention_key_block}};
+  j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
+  return j;
+}
+
+template <typename T>
+T checked_enum(ByteReader& r, std::uint32_t limit, const char* what) {
+  const std::uint32_t v = r.read_u8();
+  if (v >= limit) r.fail(std::string("invalid ") + what, std::to_string(v));
+  return static_cast<T>(v);
+}
+
+}  // namespace
+
+ContainerWriter encode_package(const CompiledModel& compiled, const target::MachineDescription& machine) {
+  const Graph& g = compiled.graph;
+  const CompiledProgram& p = compiled.lowered.program;
+  ContainerWriter w;
+  w.add_section("machine", 1, text_bytes(target::to_text(machine)));
+  w.add_section("model", 1, text_bytes(model_json(g.config, compiled.lowered.numerics, p).dump(1)));
+
+  ByteWriter t;
+  t.write_count(g.tensors.size());
+  for (const Tensor& x : g.tensors) {
+    t.write_string(x.name);
+    t.write_u32(x.rows);
+    t.write_u32(x.cols);
+    t.write_u8(static_cast<std::uint8_t>(x.dtype));
+    t.write_u8(static_cast<std::uint8_t>(x.kind));
+    t.write_u8(static_cast<std::uint8_t>(x.role));
+  }
+  w.add_section("tensors", 1, std::move(t).bytes());
+
+  ByteWriter pr;
+  pr.write_count(p.op_names.size());
+  for (const auto& name : p.op_names) pr.write_string(name);
+  pr.write_u32(p.loop_begin);
+  pr.write_u32(p.loop_end);
+  pr.write_u32(p.loop_count);
+  pr.write_count(p.steps.size());
+  for (const Superstep& s : p.steps) {
+    pr.write_string(s.label);
+    pr.write_count(s.compute.size());
+    for (const KernelCall& c : s.compute) {
+      pr.write_u8(static_cast<std::uint8_t>(c.kind));
+      pr.write_u32(c.tile);
+      pr.write_u32(c.op);
+      for (std::uint32_t d : c.dims) pr.write_u32(d);
+      pr.write_i32(c.scale);
+      pr.write_f32(c.param);
+      pr.write_count(c.operands.size());
+      for (const Operand& o : c.operands) {
+        pr.write_u32(o.allocation);
+        pr.write_u32(o.offset);
+        pr.write_u32(o.bytes);
+        pr.write_u32(o.layer_stride);
+      }
+    }
+    pr.write_count(s.exchange.size());
+    for (const Transfer& x : s.exchange) {
+      pr.write_u32(x.source.tile);
+      pr.write_u32(x.source.allocation);
+      pr.write_u32(x.source.offset);
+      pr.write_u32(x.bytes);
+      pr.write_u32(x.source_layer_stride);
+      pr.write_count(x.destinations.size());
+      for (const Endpoint& e : x.destinations) {
+        pr.write_u32(e.tile);
+        pr.write_u32(e.allocation);
+        pr.write_u32(e.offset);
+      }
+    }
+  }
+  w.add_section("program", 1, std::move(pr).bytes());
+
+  ByteWriter pl;
+  pl.write_count(p.allocations.size());
+  for (const Allocation& a : p.allocations) {
+    pl.write_u32(a.tile);
+    pl.write_string(a.request.label);
+    pl.write_u8(static_cast<std::uint8_t>(a.request.kind));
+    pl.write_u8(static_cast<std::uint8_t>(a.request.region));
+    pl.write_u32(a.request.bytes);
+    pl.write_u32(a.request.alignment);
+    pl.write_u32(a.request.first);
+    pl.write_u32(a.request.last);
+    pl.write_u32(a.address);
+  }
+  w.add_section("placement", 1, std::move(pl).bytes());
+
+  ByteWriter b;
+  b.write_count(compiled.lowered.bindings.size());
+  for (const HostBinding& h : compiled.lowered.bindings) {
+    b.write_u8(static_cast<std::uint8_t>(h.direction));
+    for (std::uint32_t v : {h.tensor, h.row0, h.rows, h.col0, h.cols, h.tile, h.allocation, h.offset, h.layers, h.layer_stride})
+      b.write_u32(v);
+  }
+  w.add_section("bindings", 1, std::move(b).bytes());
+  return w;
+}
+
+PackageContents decode_package(const Container& c) {
+  PackageContents out;
+  const auto machine_bytes = c.payload(c.require("machine", 1));
+  out.machine = target::parse_machine(
+      std::string_view(reinterpret_cast<const char*>(machine_bytes.data()), machine_bytes.size()), c.name() + ": machine");
+
+  const auto model_bytes = c.payload(c.require("model", 1));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(reinterpret_cast<const char*>(model_bytes.data()),
+                              reinterpret_cast<const char*>(model_bytes.data()) + model_bytes.size());
+    const auto& cfg = j.at("config");
+    model::ViTConfig& m = out.config;
+    m.name = cfg.at("name").get<std::string>();
+    m.resize_size = cfg.at("resize_size").get<int>();
+    m.image_size = cfg.at("image_size").get<int>();
+    m.patch = cfg.at("patch").get<int>();
+    m.channels = cfg.at("channels").get<int>();
+    m.width = cfg.at("width").get<int>();
+    m.heads = cfg.at("heads").get<int>();
+    m.head_dim = cfg.at("head_dim").get<int>();
+    m.mlp = cfg.at("mlp").get<int>();
+    m.layers = cfg.at("layers").get<int>();
+    m.max_layers = cfg.at("max_layers").get<int>();
+    m.batch = cfg.at("batch").get<int>();
+    m.layer_norm_eps = cfg.at("layer_norm_eps").get<float>();
+    const auto& roles = j.at("numerics").at("roles");
+    if (roles.size() != model::kGemmRoleCount) throw Error("wrong number of GEMM roles");
+    for (int i = 0; i < model::kGemmRoleCount; ++i) {
+      out.numerics.roles[i].fp8 = roles[i].at("fp8").get<bool>();
+      out.numerics.roles[i].scale = roles[i].at("scale").get<int>();
+      out.numerics.inner_block[i] = roles[i].at("inner_block").get<std::uint32_t>();
+    }
+    out.numerics.attention_key_block = j.at("numerics").at("attention_key_block").get<std::uint32_t>();
+    out.numerics.map_attention_key_block = j.at("numerics").at("map_attention_key_block").get<std::uint32_t>();
+    out.program.loop_begin = j.at("loop").at("begin").get<std::uint32_t>();
+    out.program.loop_end = j.at("loop").at("end").get<std::uint32_t>();
+    out.program.loop_count = j.at("loop").at("count").get<std::uint32_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(c.name() + ": section \"model\": " + e.what());
+  } catch (const Error& e) {
+    throw Error(c.name() + ": section \"model\": " + e.what());
+  }
+  try {
+    out.config.validate();
+  } catch (const Error& e) {
+    throw Error(c.name() + ": section \"model\": " + e.what());
+  }
+
+  ByteReader t = c.reader(c.require("tensors", 1));
+  const std::uint32_t tensors = t.read_count(kMaxCount, 7);
+  for (std::uint32_t i = 0; i < tensors; ++i) {
+    Tensor x;
+    x.name = t.read_string(256);
+    x.rows = t.read_u32();
+    x.cols = t.read_u32();
+    x.dtype = checked_enum<DType>(t, 3, "dtype");
+    x.kind = checked_enum<TensorKind>(t, 5, "tensor kind");
+    x.role = checked_enum<model::GemmRole>(t, model::kGemmRoleCount, "GEMM role");
+    out.tensors.push_back(std::move(x));
+  }
+  t.expect_end();
+
+  ByteReader r = c.reader(c.require("program", 1));
+  CompiledProgram& p = out.program;
+  const std::uint32_t ops = r.read_count(kMaxCount, 4);
+  for (std::uint32_t i = 0; i < ops; ++i) p.op_names.push_back(r.read_string(256));
+  const std::uint32_t begin = r.read_u32(), end = r.read_u32(), count = r.read_u32();
+  if (begin != p.loop_begin || end != p.loop_end || count != p.loop_count) r.fail("loop bounds differ from the model section", "");
+  const std::uint32_t steps = r.read_count(kMaxCount, 12);
+  if (p.loop_begin > p.loop_end || p.loop_end > steps) r.fail("loop bounds outside the program", "");
+  for (std::uint32_t i = 0; i < steps; ++i) {
+    Superstep s;
+    s.label = r.read_string(256);
+    const std::uint32_t calls = r.read_count(kMaxCount, 37);
+    for (std::uint32_t k = 0; k < calls; ++k) {
+      KernelCall call;
+      call.kind = checked_enum<KernelKind>(r, 12, "kernel kind");
+      call.tile = r.read_u32();
+      call.op = r.read_u32();
+      if (call.op >= ops) r.fail("kernel call names op", std::to_string(call.op));
+      for (auto& d : call.dims) d = r.read_u32();
+      call.scale = r.read_i32();
+      call.param = r.read_f32();
+      const std::uint32_t operands = r.read_count(16, 16);
+      for (std::uint32_t o = 0; o < operands; ++o) {
+        Operand op;
+        op.allocation = r.read_u32();
+        op.offset = r.read_u32();
+        op.bytes = r.read_u32();
+        op.layer_stride = r.read_u32();
+        call.operands.push_back(op);
+      }
+      s.compute.push_back(std::move(call));
+    }
+    const std::uint32_t transfers = r.read_count(kMaxCount, 24);
+    for (std::uint32_t k = 0; k < transfers; ++k) {
+      Transfer x;
+      x.source.tile = r.read_u32();
+      x.source.allocation = r.read_u32();
+      x.source.offset = r.read_u32();
+      x.bytes = r.read_u32();
+      x.source_layer_stride = r.read_u32();
+      const std::uint32_t dsts = r.read_count(kMaxCount, 12);
+      for (std::uint32_t d = 0; d < dsts; ++d) {
+        Endpoint e;
+        e.tile = r.read_u32();
+        e.allocation = r.read_u32();
+        e.offset = r.read_u32();
+        x.destinations.push_back(e);
+      }
+      s.exchange.push_back(std::move(x));
+    }
+    p.steps.push_back(std::move(s));
+  }
+  r.expect_end();
+
+  ByteReader pl = c.reader(c.require("placement", 1));
+  const std::uint32_t allocs = pl.read_count(kMaxCount, 30);
+  for (std::uint32_t i = 0; i < allocs; ++i) {
+    Allocation a;
+    a.tile = pl.read_u32();
+    a.request.label = pl.read_string(512);
+    a.request.kind = checked_enum<AllocationKind>(pl, 4, "allocation kind");
+    a.request.region = checked_enum<RegionNeed>(pl, 3, "region need");
+    a.request.bytes = pl.read_u32();
+    a.request.alignment = pl.read_u32();
+    a.request.first = pl.read_u32();
+    a.request.last = pl.read_u32();
+    a.address = pl.read_u32();
+    p.allocations.push_back(std::move(a));
+  }
+  pl.expect_end();
+
+  ByteReader b = c.reader(c.require("bindings", 1));
+  const std::uint32_t bindings = b.read_count(kMaxCount, 41);
+  for (std::uint32_t i = 0; i < bindings; ++i) {
+    HostBinding h;
+    h.direction = checked_enum<HostBinding::Direction>(b, 3, "binding direction");
+    for (std::uint32_t* v : {&h.tensor, &h.row0, &h.rows, &h.col0, &h.cols, &h.tile, &h.allocation, &h.offset, &h.layers,
+                             &h.layer_stride})
+      *v = b.read_u32();
+    if (h.tensor >= out.tensors.size()) b.fail("binding names tensor", std::to_string(h.tensor));
+    out.bindings.push_back(h);
+  }
+  b.expect_end();
+  return out;
+}
+
+}  // namespace tilevit::package
