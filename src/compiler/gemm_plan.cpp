@@ -74,8 +74,9 @@ AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::ui
                                     std::uint32_t d, std::uint32_t heads, std::uint32_t tiles,
                                     std::uint32_t max_tile_bytes) {
   auto cdiv = [](std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; };
-  AttentionGrid best;
-  bool found = false;
+  AttentionGrid best, smallest;
+  bool found = false, found_small = false;
+  std::uint64_t smallest_bytes = 0;
   const std::uint32_t per_head = std::max(1u, tiles / heads);
   for (std::uint32_t qbs = 1; qbs <= std::min(queries, per_head); ++qbs) {
     const std::uint32_t qr = cdiv(queries, qbs);
@@ -85,7 +86,16 @@ AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::ui
       if (cdiv(keys, kn) != kbs) continue;
       const std::uint64_t bytes = std::uint64_t(qr) * d * 2 + 2ull * kn * d * 2 + std::uint64_t(qr) * kn * 4 +
                                   std::uint64_t(qr) * (d + 1) * 4 * 2 + std::uint64_t(kbs) * qr * 4;
-      if (bytes > max_tile_bytes) continue;
+      // Over the working-set cap: only as a last resort, the smallest one (placement then
+      // reports the tile that cannot hold it).
+      if (bytes > max_tile_bytes) {
+        if (!found_small || bytes < smallest_bytes) {
+          smallest = AttentionGrid{qr, kn, 0};
+          smallest_bytes = bytes;
+          found_small = true;
+        }
+        continue;
+      }
       const std::uint32_t sub = cdiv(qr, kbs);
       std::uint64_t cycles = target::gemm_cycles(m, target::Precision::fp16, qr, d, kn) + target::add_cycles(m, qr * kn) +
                              target::softmax_cycles(m, qr, kn) + target::gemm_cycles(m, target::Precision::fp16, qr, kn, d) +
@@ -100,11 +110,10 @@ AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::ui
       }
     }
   }
-  if (!found)
-    throw Error("compiler: attention of " + std::to_string(queries) + " queries x " + std::to_string(keys) +
-                    " keys does not fit " + std::to_string(max_tile_bytes) + " B per tile on " + std::to_string(tiles) +
-                    " tiles",
-                kExitResource);
+  if (!found) {
+    if (!found_small) throw Error("compiler: no attention grid for " + std::to_string(heads) + " heads", kExitInternal);
+    return smallest;
+  }
   return best;
 }
 

@@ -1,0 +1,120 @@
+// tilevit inspect: what a package holds, per tile and in total.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "compiler/compile.hpp"
+#include "compiler/distribution.hpp"
+#include "package/program_codec.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::cli {
+namespace {
+
+nlohmann::json spread(std::vector<std::uint64_t> v) {
+  if (v.empty()) return {{"min", 0}, {"median", 0}, {"max", 0}};
+  std::sort(v.begin(), v.end());
+  return {{"min", v.front()}, {"median", v[v.size() / 2]}, {"max", v.back()}};
+}
+
+struct InspectCommand {
+  std::string path;
+  bool json = false;
+
+  CommandAction setup(CLI::App& app) {
+    app.add_option("PACKAGE", path, "package file (.tvpkg)")->required();
+    app.add_flag("--json", json, "print one JSON object");
+    return [this] { return run(); };
+  }
+
+  int run() {
+    const package::Container container = package::Container::open(path);
+    const package::PackageContents c = package::decode_package(container);
+    const auto& m = c.machine;
+    const auto& p = c.program;
+    // Per-tile memory from the placement itself.
+    std::vector<compiler::TilePlacementInput> inputs(m.tiles);
+    std::vector<std::vector<std::uint32_t>> addresses(m.tiles);
+    for (std::uint32_t t = 0; t < m.tiles; ++t) inputs[t].tile = t;
+    for (const auto& a : p.allocations) {
+      if (a.tile >= m.tiles) throw Error(path + ": allocation on tile " + std::to_string(a.tile) + " outside the machine");
+      inputs[a.tile].requests.push_back(a.request);
+      addresses[a.tile].push_back(a.address);
+    }
+    std::vector<std::uint64_t> kind_bytes[compiler::kAllocationKinds], peak, hole, table(m.tiles, 0);
+    std::uint32_t used = 0;
+    for (std::uint32_t t = 0; t < m.tiles; ++t) {
+      if (inputs[t].requests.empty()) continue;
+      ++used;
+      const auto stats = compiler::memory_stats(m, inputs[t], addresses[t], false);
+      peak.push_back(stats.peak_live);
+      hole.push_back(stats.largest_hole_at_peak);
+      for (std::size_t k = 0; k < compiler::kAllocationKinds; ++k) kind_bytes[k].push_back(stats.bytes_by_kind[k]);
+    }
+    std::uint64_t weight_bytes = 0, unique = 0;
+    for (const auto& a : p.allocations) {
+      if (a.request.kind == compiler::AllocationKind::parameter) weight_bytes += a.request.bytes;
+      if (a.request.label == "support.exchange_tables") table[a.tile] = a.request.bytes;
+    }
+    for (const auto& t : c.tensors)
+      if (t.kind == compiler::TensorKind::parameter) unique += t.bytes();
+      else if (t.kind == compiler::TensorKind::sequence) unique += t.bytes() * p.loop_count;
+    std::uint64_t cycles = 0, exchange_words = 0;
+    for (std::uint32_t i = 0; i < p.steps.size(); ++i) {
+      const std::uint64_t repeat = (i >= p.loop_begin && i < p.loop_end) ? p.loop_count : 1;
+      const auto cost = compiler::estimate_step(m, p.steps[i]);
+      cycles += repeat * (cost.compute + cost.exchange + cost.sync);
+      for (const auto& x : p.steps[i].exchange) exchange_words += repeat * (x.bytes / 4) * x.destinations.size();
+    }
+    nlohmann::json j;
+    j["package"] = path;
+    j["package_sha256"] = container.sha256_hex();
+    j["machine"] = m.name;
+    j["model"] = c.config.name;
+    j["layers"] = c.config.layers;
+    j["tiles_used"] = used;
+    j["supersteps"] = p.steps.size();
+    j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
+    j["peak_tile_bytes"] = spread(peak);
+    j["largest_hole_bytes"] = spread(hole);
+    for (std::size_t k = 0; k < compiler::kAllocationKinds; ++k)
+      j["bytes_by_kind"][std::string(compiler::to_string(static_cast<compiler::AllocationKind>(k)))] = spread(kind_bytes[k]);
+    j["exchange_words_per_call"] = exchange_words;
+    j["exchange_table_bytes"] = spread(table);
+    j["weight_bytes"] = weight_bytes;
+    j["weight_replication"] = unique ? double(weight_bytes) / double(unique) : 0.0;
+    j["estimated_cycles"] = cycles;
+    j["estimated_ms"] = double(cycles) / double(m.clock_hz) * 1e3;
+    if (json) {
+      std::cout << j.dump(1) << "\n";
+    } else {
+      std::printf("%s: %s on %s (%d layers), sha256 %s\n", path.c_str(), c.config.name.c_str(), m.name.c_str(),
+                  c.config.layers, j["package_sha256"].get<std::string>().c_str());
+      std::printf("tiles used %u of %u, %zu supersteps (loop %u..%u x %u)\n", used, m.tiles, p.steps.size(),
+                  p.loop_begin, p.loop_end, p.loop_count);
+      auto row = [](const char* name, const nlohmann::json& s) {
+        std::printf("  %-22s min %8llu  median %8llu  max %8llu\n", name, (unsigned long long)s["min"].get<std::uint64_t>(),
+                    (unsigned long long)s["median"].get<std::uint64_t>(), (unsigned long long)s["max"].get<std::uint64_t>());
+      };
+      std::printf("per-tile bytes at peak:\n");
+      row("peak live", j["peak_tile_bytes"]);
+      for (auto& [k, v] : j["bytes_by_kind"].items()) row(k.c_str(), v);
+      row("largest hole", j["largest_hole_bytes"]);
+      row("exchange tables", j["exchange_table_bytes"]);
+      std::printf("weights %llu B resident (replication %.3f), exchange %llu words per call\n",
+                  (unsigned long long)weight_bytes, j["weight_replication"].get<double>(), (unsigned long long)exchange_words);
+      std::printf("estimated %llu cycles = %.3f ms at %.2f GHz\n", (unsigned long long)cycles, j["estimated_ms"].get<double>(),
+                  double(m.clock_hz) * 1e-9);
+    }
+    return kExitOk;
+  }
+};
+
+InspectCommand command;
+const CommandRegistration registration("inspect", "summarise a compiled package: tiles, memory, exchange, cycles",
+                                       [](CLI::App& app) { return command.setup(app); });
+
+}  // namespace
+}  // namespace tilevit::cli

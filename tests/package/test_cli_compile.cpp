@@ -1,0 +1,101 @@
+// tilevit compile / verify / inspect as a user runs them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using namespace tilevit;
+using test_support::last_line;
+using test_support::run_tilevit;
+namespace fs = std::filesystem;
+
+namespace {
+class CompileCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tilevit_compile_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string small(const std::string& package) const {
+    return "compile --preset small --machine " + machine_ + " --package " + package + " --json";
+  }
+  fs::path dir_;
+  const std::string machine_ = std::string(TILEVIT_SOURCE_DIR) + "/src/target/machines/test16.machine";
+};
+}  // namespace
+
+TEST_F(CompileCli, CompileVerifyInspect) {
+  const auto r = run_tilevit(small(path("a.tvpkg")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"package_sha256", "compile_seconds", "peak_tile_bytes", "supersteps", "estimated_cycles"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["package_sha256"].get<std::string>().size(), 64u);
+  const auto v = run_tilevit("verify " + path("a.tvpkg") + " --json");
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_TRUE(nlohmann::json::parse(v.out)["ok"].get<bool>());
+  const auto i = run_tilevit("inspect " + path("a.tvpkg") + " --json");
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  const auto ij = nlohmann::json::parse(i.out);
+  EXPECT_EQ(ij["package_sha256"], j["package_sha256"]);
+  EXPECT_EQ(ij["estimated_cycles"], j["estimated_cycles"]);
+  EXPECT_GT(ij["tiles_used"].get<int>(), 0);
+}
+
+TEST_F(CompileCli, RebuildGivesTheSameBytes) {
+  ASSERT_EQ(run_tilevit(small(path("a.tvpkg")) + " --threads 1").exit_code, 0);
+  ASSERT_EQ(run_tilevit(small(path("b.tvpkg")) + " --threads 2").exit_code, 0);
+  std::ifstream a(path("a.tvpkg"), std::ios::binary), b(path("b.tvpkg"), std::ios::binary);
+  const std::string x((std::istreambuf_iterator<char>(a)), {}), y((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_FALSE(x.empty());
+  EXPECT_EQ(x, y);
+}
+
+TEST_F(CompileCli, InvalidMachineFileNamesTheField) {
+  std::ifstream shipped(std::string(TILEVIT_SOURCE_DIR) + "/src/target/machines/c600.machine");
+  std::string text((std::istreambuf_iterator<char>(shipped)), {});
+  const auto at = text.find("tiles = 1472");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "tiles = many");
+  std::ofstream(path("bad.machine")) << text;
+  const auto r = run_tilevit("compile --preset small --machine " + path("bad.machine"));
+  EXPECT_EQ(r.exit_code, 3);
+  const std::string line = last_line(r.err);
+  EXPECT_NE(line.find("bad.machine"), std::string::npos) << line;
+  EXPECT_NE(line.find("tiles"), std::string::npos) << line;
+}
+
+TEST_F(CompileCli, ModelTooBigForTheMachine) {
+  const auto r = run_tilevit("compile --layers 1 --machine " + machine_);
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(last_line(r.err).find("largest hole"), std::string::npos) << r.err;
+}
+
+TEST_F(CompileCli, TruncatedOrCorruptedPackageIsRejected) {
+  ASSERT_EQ(run_tilevit(small(path("a.tvpkg"))).exit_code, 0);
+  const auto size = fs::file_size(path("a.tvpkg"));
+  fs::copy_file(path("a.tvpkg"), path("cut.tvpkg"));
+  fs::resize_file(path("cut.tvpkg"), size - 100);
+  auto r = run_tilevit("verify " + path("cut.tvpkg"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(last_line(r.err).find("cut.tvpkg"), std::string::npos) << r.err;
+
+  fs::copy_file(path("a.tvpkg"), path("flip.tvpkg"));
+  {
+    std::fstream f(path("flip.tvpkg"), std::ios::binary | std::ios::in | std::ios::out);
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    char c;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x10);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.write(&c, 1);
+  }
+  r = run_tilevit("inspect " + path("flip.tvpkg"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(last_line(r.err).find("corrupted"), std::string::npos) << r.err;
+}
