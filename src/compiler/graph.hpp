@@ -17,7 +17,7 @@ std::uint32_t dtype_bytes(DType dtype);
 const char* dtype_name(DType dtype);
 
 enum class TensorKind : std::uint8_t {
-  input,      // uploaded by the host for every call (patch rows of the image)
+  input,      // uploaded by the host for every call (patch rows of the images, stacked)
   parameter,  // resident weight, uploaded once
   sequence,   // per-layer weight: one slice per loop iteration, resident
   activation, // produced and consumed on the device
@@ -52,6 +52,10 @@ struct Op {
   model::GemmRole role = model::GemmRole::Embedding;  // cast/gemm
   // attention: column offsets of q, k, v inside their tensors; heads and head_dim.
   std::uint32_t q_col = 0, k_col = 0, v_col = 0, heads = 0, head_dim = 0;
+  // attention over a batch: each image's queries attend to its own keys; with
+  // shared_query every image uses the query tensor's single row (the MAP probe).
+  std::uint32_t images = 1;
+  bool shared_query = false;
   float eps = 0;                // layernorm
 };
 
@@ -68,7 +72,9 @@ struct Graph {
 };
 
 // SigLIP vision tower: embedding, `config.layers` encoder layers as one loop, post-LN,
-// MAP head. Rows are batch x patches (the batch's tokens stacked).
+// MAP head. Rows are batch x patches (the batch's tokens stacked); the position
+// embedding tensor has batch x patches rows too, the host uploading the checkpoint's
+// rows once per image.
 Graph build_vit_graph(const model::ViTConfig& config, const model::NumericsConfig& numerics);
 
 }  // namespace tilevit::compiler

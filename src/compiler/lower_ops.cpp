@@ -249,34 +249,40 @@ void lower_layernorm(LoweringContext& cx, const Op& op) {
 void lower_attention(LoweringContext& cx, const Op& op) {
   const Distribution& q = cx.dist(op.inputs[0]);
   const Distribution& kv = cx.dist(op.inputs[1]);
-  const std::uint32_t queries = q.rows, keys = kv.rows, d = op.head_dim, heads = op.heads;
-  const AttentionGrid grid = choose_attention_grid(cx.machine, queries, keys, d, heads, cx.tiles());
+  const std::uint32_t images = op.images, d = op.head_dim, heads = op.heads;
+  const std::uint32_t queries = op.shared_query ? q.rows : q.rows / images, keys = kv.rows / images;
+  const AttentionGrid grid = choose_attention_grid(cx.machine, queries, keys, d, heads, std::max(1u, cx.tiles() / images));
   cx.record_attention_key_block(op.name, grid.key_block);
   const std::uint32_t qbs = ceil_div(queries, grid.query_block), kbs = ceil_div(keys, grid.key_block);
   struct Cell {
-    std::uint32_t tile, r0, rows, j0, keys, h, qb, kb, q, k, v, scores, maxima, gathered, partial;
+    std::uint32_t tile, r0, rows, j0, keys, h, qb, kb, image, q, k, v, scores, maxima, gathered, partial;
   };
   std::vector<Cell> cells;
-  auto at = [&](std::uint32_t h, std::uint32_t qb, std::uint32_t kb) -> Cell& { return cells[(h * qbs + qb) * kbs + kb]; };
+  auto at = [&](std::uint32_t b, std::uint32_t h, std::uint32_t qb, std::uint32_t kb) -> Cell& {
+    return cells[((b * heads + h) * qbs + qb) * kbs + kb];
+  };
   std::vector<Need> q_needs, k_needs, v_needs;
-  for (std::uint32_t h = 0; h < heads; ++h)
-    for (std::uint32_t qb = 0; qb < qbs; ++qb)
-      for (std::uint32_t kb = 0; kb < kbs; ++kb) {
-        Cell c{};
-        c.tile = (h * qbs + qb) * kbs + kb;
-        c.h = h;
-        c.qb = qb;
-        c.kb = kb;
-        c.r0 = qb * grid.query_block;
-        c.rows = std::min(grid.query_block, queries - c.r0);
-        c.j0 = kb * grid.key_block;
-        c.keys = std::min(grid.key_block, keys - c.j0);
-        c.q = cx.allocate(c.tile, op.name + ".q", AllocationKind::activation, c.rows * d * 2, RegionNeed::any);
-        c.k = cx.allocate(c.tile, op.name + ".k", AllocationKind::activation, c.keys * d * 2, RegionNeed::any);
-        q_needs.push_back(Need{c.tile, c.q, 0, c.r0, c.rows, op.q_col + h * d, d});
-        k_needs.push_back(Need{c.tile, c.k, 0, c.j0, c.keys, op.k_col + h * d, d});
-        cells.push_back(c);
-      }
+  for (std::uint32_t b = 0; b < images; ++b)
+    for (std::uint32_t h = 0; h < heads; ++h)
+      for (std::uint32_t qb = 0; qb < qbs; ++qb)
+        for (std::uint32_t kb = 0; kb < kbs; ++kb) {
+          Cell c{};
+          c.tile = (((b * heads + h) * qbs + qb) * kbs + kb) % cx.tiles();
+          c.image = b;
+          c.h = h;
+          c.qb = qb;
+          c.kb = kb;
+          c.r0 = qb * grid.query_block;
+          c.rows = std::min(grid.query_block, queries - c.r0);
+          c.j0 = kb * grid.key_block;
+          c.keys = std::min(grid.key_block, keys - c.j0);
+          c.q = cx.allocate(c.tile, op.name + ".q", AllocationKind::activation, c.rows * d * 2, RegionNeed::any);
+          c.k = cx.allocate(c.tile, op.name + ".k", AllocationKind::activation, c.keys * d * 2, RegionNeed::any);
+          const std::uint32_t q_row = op.shared_query ? c.r0 : b * queries + c.r0;
+          q_needs.push_back(Need{c.tile, c.q, 0, q_row, c.rows, op.q_col + h * d, d});
+          k_needs.push_back(Need{c.tile, c.k, 0, b * keys + c.j0, c.keys, op.k_col + h * d, d});
+          cells.push_back(c);
+        }
   std::vector<Transfer> transfers;
   plan_transfers(q, q_needs, transfers);
   plan_transfers(kv, k_needs, transfers);
@@ -296,14 +302,15 @@ void lower_attention(LoweringContext& cx, const Op& op) {
   for (Cell& c : cells) {
     c.gathered = cx.allocate(c.tile, op.name + ".maxima", AllocationKind::scratch, kbs * c.rows * 4, RegionNeed::any);
     c.v = cx.allocate(c.tile, op.name + ".v", AllocationKind::activation, c.keys * d * 2, RegionNeed::any);
-    v_needs.push_back(Need{c.tile, c.v, 0, c.j0, c.keys, op.v_col + c.h * d, d});
+    v_needs.push_back(Need{c.tile, c.v, 0, c.image * keys + c.j0, c.keys, op.v_col + c.h * d, d});
   }
   std::vector<Transfer> moves;
   for (const Cell& c : cells) {
     Transfer t;
     t.source = Endpoint{c.tile, c.maxima, 0};
     t.bytes = c.rows * 4;
-    for (std::uint32_t kb = 0; kb < kbs; ++kb) t.destinations.push_back(Endpoint{at(c.h, c.qb, kb).tile, at(c.h, c.qb, kb).gathered, c.kb * c.rows * 4});
+    for (std::uint32_t kb = 0; kb < kbs; ++kb)
+      t.destinations.push_back(Endpoint{at(c.image, c.h, c.qb, kb).tile, at(c.image, c.h, c.qb, kb).gathered, c.kb * c.rows * 4});
     moves.push_back(std::move(t));
   }
   plan_transfers(kv, v_needs, moves);
@@ -315,31 +322,33 @@ void lower_attention(LoweringContext& cx, const Op& op) {
                       cx.operand(c.v, 0, c.keys * d * 2), cx.operand(c.partial, 0, c.rows * (d + 1) * 4)}));
   }
   // Reduce-scatter of the partials: tile kb' of a group combines row sub-block kb'.
-  Distribution out{queries, heads * d, DType::f16, 0, {}};
+  const std::uint32_t out_rows_per_image = queries;
+  Distribution out{images * out_rows_per_image, heads * d, DType::f16, 0, {}};
   struct Combine {
     std::uint32_t tile, r0, rows, h, parts;
   };
   std::vector<Combine> combines;
   std::vector<Transfer> partial_moves;
-  for (std::uint32_t h = 0; h < heads; ++h)
-    for (std::uint32_t qb = 0; qb < qbs; ++qb) {
-      const Cell& head = at(h, qb, 0);
-      const std::uint32_t sub = ceil_div(head.rows, kbs);
-      for (std::uint32_t k2 = 0; k2 < kbs && k2 * sub < head.rows; ++k2) {
-        const std::uint32_t rows = std::min(sub, head.rows - k2 * sub);
-        const std::uint32_t bytes = rows * (d + 1) * 4;
-        Combine cb{at(h, qb, k2).tile, head.r0 + k2 * sub, rows, h, 0};
-        cb.parts = cx.allocate(cb.tile, op.name + ".partials", AllocationKind::activation, bytes * kbs, RegionNeed::any);
-        for (std::uint32_t kb = 0; kb < kbs; ++kb) {
-          Transfer t;
-          t.source = Endpoint{at(h, qb, kb).tile, at(h, qb, kb).partial, k2 * sub * (d + 1) * 4};
-          t.bytes = bytes;
-          t.destinations.push_back(Endpoint{cb.tile, cb.parts, kb * bytes});
-          partial_moves.push_back(std::move(t));
+  for (std::uint32_t b = 0; b < images; ++b)
+    for (std::uint32_t h = 0; h < heads; ++h)
+      for (std::uint32_t qb = 0; qb < qbs; ++qb) {
+        const Cell& head = at(b, h, qb, 0);
+        const std::uint32_t sub = ceil_div(head.rows, kbs);
+        for (std::uint32_t k2 = 0; k2 < kbs && k2 * sub < head.rows; ++k2) {
+          const std::uint32_t rows = std::min(sub, head.rows - k2 * sub);
+          const std::uint32_t bytes = rows * (d + 1) * 4;
+          Combine cb{at(b, h, qb, k2).tile, b * out_rows_per_image + head.r0 + k2 * sub, rows, h, 0};
+          cb.parts = cx.allocate(cb.tile, op.name + ".partials", AllocationKind::activation, bytes * kbs, RegionNeed::any);
+          for (std::uint32_t kb = 0; kb < kbs; ++kb) {
+            Transfer t;
+            t.source = Endpoint{at(b, h, qb, kb).tile, at(b, h, qb, kb).partial, k2 * sub * (d + 1) * 4};
+            t.bytes = bytes;
+            t.destinations.push_back(Endpoint{cb.tile, cb.parts, kb * bytes});
+            partial_moves.push_back(std::move(t));
+          }
+          combines.push_back(cb);
         }
-        combines.push_back(cb);
       }
-    }
   cx.add_transfers(std::move(partial_moves));
   for (const Combine& cb : combines) {
     const std::uint32_t o = cx.allocate(cb.tile, op.name + ".out", AllocationKind::activation, cb.rows * d * 2, RegionNeed::any);
