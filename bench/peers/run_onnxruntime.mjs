@@ -101,12 +101,36 @@ const inputName = session.inputNames[0];
 const outputName = session.outputNames[0];
 const feeds = { [inputName]: new ort.Tensor("float32", image.data, shape) };
 
+// Busy and total jiffies of all CPUs (/proc/stat), to tell how much of the machine other
+// processes took during each timed run; null off Linux.
+function cpuTicks() {
+  try {
+    const v = fs.readFileSync("/proc/stat", "latin1").split("\n")[0].trim().split(/\s+/)
+      .slice(1, 9).map(Number);
+    const total = v.reduce((a, b) => a + b, 0);
+    return { busy: total - v[3] - v[4], total };
+  } catch {
+    return null;
+  }
+}
+const HZ = 100;  // USER_HZ on Linux
+function othersPercent(t0, t1, ownMicros) {
+  if (!t0 || !t1 || t1.total <= t0.total) return null;
+  const other = (t1.busy - t0.busy) / HZ - ownMicros / 1e6;
+  return Math.max(0, (100 * other) / ((t1.total - t0.total) / HZ));
+}
+
 let result = await session.run(feeds);  // warm-up (not timed)
 const times = [];
+const others = [];
 for (let r = 0; r < args.repeat; r++) {
+  const c0 = process.cpuUsage();
+  const k0 = cpuTicks();
   const t = performance.now();
   result = await session.run(feeds);
   times.push(performance.now() - t);
+  const c = process.cpuUsage(c0);
+  others.push(othersPercent(k0, cpuTicks(), c.user + c.system));
 }
 const out = result[outputName];
 if (args.out) writeNpyF32(args.out, out.dims, out.data);
@@ -122,6 +146,7 @@ console.log(JSON.stringify({
   repeat: args.repeat,
   session_create_ms: loadMs,
   ms: times,
+  others_cpu_percent: others,
   min_ms: sorted[0],
   median_ms: median,
   max_ms: sorted[sorted.length - 1],

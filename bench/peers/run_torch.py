@@ -26,6 +26,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch_siglip  # noqa: E402
 
 
+def cpu_ticks():
+    """(busy, total) jiffies of all CPUs from /proc/stat, or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except OSError:
+        return None
+    return sum(v) - v[3] - v[4], sum(v)
+
+
+def others_percent(t0, t1, own_seconds):
+    """Share of all CPU time between two cpu_ticks() that other processes used."""
+    if t0 is None or t1 is None or t1[1] <= t0[1]:
+        return None
+    hz = os.sysconf("SC_CLK_TCK")
+    other = (t1[0] - t0[0]) / hz - own_seconds
+    return max(0.0, 100.0 * other / ((t1[1] - t0[1]) / hz))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("weights")
@@ -43,13 +62,15 @@ def main() -> int:
     load_s = time.perf_counter() - t0
     pixels = torch.from_numpy(torch_siglip.load_images([args.input]))
 
-    times = []
+    times, others = [], []
     with torch.no_grad():
         y = model(pixels)  # warm-up
         for _ in range(args.repeat):
+            c0, k0 = time.process_time(), cpu_ticks()
             t = time.perf_counter()
             y = model(pixels)
             times.append((time.perf_counter() - t) * 1e3)
+            others.append(others_percent(k0, cpu_ticks(), time.process_time() - c0))
     if args.out:
         np.save(args.out, y.numpy().astype(np.float32))
     print(json.dumps({
@@ -63,6 +84,7 @@ def main() -> int:
         "repeat": args.repeat,
         "load_s": load_s,
         "ms": times,
+        "others_cpu_percent": others,
         "min_ms": min(times),
         "median_ms": statistics.median(times),
         "max_ms": max(times),

@@ -186,7 +186,6 @@ class TilePlacer {
     return out;
   }
 
-
   std::string where(std::uint32_t i) const {
     return "tile " + std::to_string(input_.tile) + ": request " + std::to_string(i) + " \"" +
            input_.requests[i].label + "\"";
@@ -535,38 +534,6 @@ class TilePlacer {
 };
 
 }  // namespace
-
-std::string_view to_string(AllocationKind kind) {
-  switch (kind) {
-    case AllocationKind::parameter: return "parameter";
-    case AllocationKind::activation: return "activation";
-    case AllocationKind::scratch: return "scratch";
-    case AllocationKind::support: return "support";
-  }
-  return "?";
-}
-
-std::string_view to_string(RegionNeed need) {
-  switch (need) {
-    case RegionNeed::any: return "any";
-    case RegionNeed::interleaved: return "interleaved";
-    case RegionNeed::standard: return "standard";
-  }
-  return "?";
-}
-
-bool is_whole_program(AllocationKind kind) {
-  return kind == AllocationKind::parameter || kind == AllocationKind::support;
-}
-
-bool region_satisfies(const target::MemoryRegion& region, RegionNeed need) {
-  switch (need) {
-    case RegionNeed::any: return true;
-    case RegionNeed::interleaved: return region.load_bytes_per_cycle >= 16;
-    case RegionNeed::standard: return region.code;
-  }
-  return false;
-}
 
 TilePlacement place_tile(const MachineDescription& machine, const TilePlacementInput& input, bool profiling) {
   return TilePlacer(machine, input, profiling).run();

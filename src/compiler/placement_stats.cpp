@@ -1,14 +1,47 @@
-// Placement, continued: free segments, statistics of a placement, their text/JSON forms,
-// and the parallel loop over tiles. The placer itself is placement.cpp.
+// Placement, continued: names and region rules, free segments, statistics of a placement,
+// their text/JSON forms, and the parallel loop over tiles. The placer is placement.cpp.
+#include "compiler/placement.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <nlohmann/json.hpp>
 
-#include "compiler/placement.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::compiler {
+
+std::string_view to_string(AllocationKind kind) {
+  switch (kind) {
+    case AllocationKind::parameter: return "parameter";
+    case AllocationKind::activation: return "activation";
+    case AllocationKind::scratch: return "scratch";
+    case AllocationKind::support: return "support";
+  }
+  return "?";
+}
+
+std::string_view to_string(RegionNeed need) {
+  switch (need) {
+    case RegionNeed::any: return "any";
+    case RegionNeed::interleaved: return "interleaved";
+    case RegionNeed::standard: return "standard";
+  }
+  return "?";
+}
+
+bool is_whole_program(AllocationKind kind) {
+  return kind == AllocationKind::parameter || kind == AllocationKind::support;
+}
+
+bool region_satisfies(const target::MemoryRegion& region, RegionNeed need) {
+  switch (need) {
+    case RegionNeed::any: return true;
+    case RegionNeed::interleaved: return region.load_bytes_per_cycle >= 16;
+    case RegionNeed::standard: return region.code;
+  }
+  return false;
+}
 
 std::vector<FreeSegment> free_segments(const target::MachineDescription& machine, bool profiling) {
   std::vector<target::ReservedRange> reserved;

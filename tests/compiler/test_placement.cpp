@@ -280,6 +280,33 @@ TEST(Placement, RegionNeedsHonoured) {
   EXPECT_EQ(place_tile(m, too_big, false).address[0], 0x586E0u);  // just above the runtime state
 }
 
+TEST(Placement, FlexibleParametersLeaveRoomForRegionBoundAllocations) {
+  // Two 40,000 B standard-only activations live together at step 1 (peak 80,000 B). A
+  // 90,000 B parameter that may go anywhere would best-fit into the standard region's
+  // 162,080 B segment and leave 72,080 + 16,384 B there: too little. The placer keeps
+  // 1.25 x the standard-only peak free in the standard region, so it goes to interleaved.
+  const MachineDescription& m = target::c600();
+  TilePlacementInput in;
+  in.requests = {param("weights", 90'000, RegionNeed::any, 8), act("a", 40'000, 0, 1, RegionNeed::standard, 8),
+                 act("b", 40'000, 1, 2, RegionNeed::standard, 8)};
+  const auto p = place_tile(m, in, false);
+  expect_valid(m, in, p, false);
+  EXPECT_GE(p.address[0], kInterleaved);
+  // Without the standard-only demand it takes the tighter standard segment (best fit).
+  in.requests.resize(1);
+  EXPECT_LT(place_tile(m, in, false).address[0], kInterleaved);
+}
+
+TEST(Placement, EmptyTile) {
+  const auto p = place_tile(target::c600(), TilePlacementInput{}, true);
+  EXPECT_TRUE(p.address.empty());
+  EXPECT_EQ(p.stats.capacity, 602'448u);
+  EXPECT_EQ(p.stats.peak_live, 0u);
+  EXPECT_EQ(p.stats.high_water, 0u);
+  EXPECT_EQ(p.stats.largest_hole_at_peak, kInterleavedFree - 896);
+  EXPECT_EQ(p.stats.fragmentation, 0.0);
+}
+
 TEST(Placement, ReservedRangesAvoidedAndProfilingToggle) {
   const MachineDescription& m = target::c600();
   // The lowest interleaved address is the profiling buffer's when profiling.

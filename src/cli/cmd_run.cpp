@@ -1,0 +1,238 @@
+// tilevit run: the main job. Compile (or load) a package, keep the weights resident on
+// the device model, make N calls (image in, embedding out), check each embedding against
+// the FP32 reference.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/command.hpp"
+#include "cli/model_options.hpp"
+#include "compiler/compile.hpp"
+#include "device/device.hpp"
+#include "formats/npy.hpp"
+#include "package/program_codec.hpp"
+#include "reference/compare.hpp"
+#include "reference/forward.hpp"
+#include "support/atomic_file.hpp"
+#include "support/error.hpp"
+#include "target/machine.hpp"
+
+namespace tilevit::cli {
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// An advisory lock on a file, held while the device model is in use.
+class DeviceLock {
+ public:
+  DeviceLock(const std::string& path, double timeout_seconds) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(path + ": cannot open device lock", kExitResource);
+    const auto t0 = std::chrono::steady_clock::now();
+    bool said = false;
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (since(t0) >= timeout_seconds) {
+        ::close(fd_);
+        throw Error(path + ": device lock held by another process for " + std::to_string(timeout_seconds) + " s",
+                    kExitResource);
+      }
+      if (!said) progress("waiting for device lock " + path);
+      said = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~DeviceLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct RunCommand {
+  ModelOptions model;
+  std::string machine_file, package_file, lock_file, out_dir = "tilevit-out", save_embeddings;
+  std::uint32_t stream_words = 1024;
+  int inferences = 3;
+  double lock_timeout = 60, threshold = 0.99;
+  bool json = false, reference_fp32 = true, check_numerics = false;
+
+  CommandAction setup(CLI::App& app) {
+    model.add_to(app);
+    app.add_option("--machine", machine_file, "machine description (default: the embedded C600)");
+    app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words")->capture_default_str();
+    app.add_option("--package", package_file, "run this package instead of compiling");
+    app.add_option("--inferences", inferences, "resident calls (weights uploaded once)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_flag("--reference-fp32,!--no-reference", reference_fp32, "check each embedding against the FP32 reference")
+        ->capture_default_str();
+    app.add_flag("--check-numerics", check_numerics,
+                 "also compare with the device-numerics reference (must be bit for bit equal)");
+    app.add_option("--device-lock", lock_file, "advisory lock file held while the device is used");
+    app.add_option("--lock-timeout", lock_timeout, "seconds to wait for the device lock")->capture_default_str();
+    app.add_option("--out", out_dir, "output directory")->capture_default_str();
+    app.add_option("--save-embeddings", save_embeddings, "write the last call's embeddings as .npy [batch, width]");
+    app.add_option("--min-cosine", threshold, "pass threshold")->capture_default_str();
+    app.add_flag("--json", json, "print one JSON object");
+    return [this] { return run(); };
+  }
+
+  int run() {
+    model.apply_threads();
+    nlohmann::json report;
+    std::filesystem::create_directories(out_dir);
+    // Package: compile, or load and check it matches the model flags.
+    auto t0 = std::chrono::steady_clock::now();
+    package::PackageContents contents;
+    std::string sha;
+    double compile_seconds = 0;
+    if (package_file.empty()) {
+      const auto machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
+      const auto config = model.config();
+      progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
+               std::to_string(config.batch) + ") for " + machine.name);
+      const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine,
+                                                    compiler::CompileOptions{stream_words, false});
+      const auto bytes = package::encode_package(compiled, machine).bytes();
+      const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
+      write_bytes_atomically(path, bytes);
+      compile_seconds = since(t0);
+      const auto container = package::Container::open(path);
+      sha = container.sha256_hex();
+      contents = package::decode_package(container);
+      report["package"] = path;
+    } else {
+      const auto container = package::Container::open(package_file);
+      sha = container.sha256_hex();
+      contents = package::decode_package(container);
+      report["package"] = package_file;
+    }
+    model::ViTConfig config = contents.config;  // the package decides the shape
+    if (!model.images.empty() && static_cast<int>(model.images.size()) != config.batch)
+      throw Error("the package takes " + std::to_string(config.batch) + " images per call; " +
+                      std::to_string(model.images.size()) + " --image given",
+                  kExitUsage);
+
+    progress("loading weights");
+    const model::ViTWeights weights = model.load_weights(config);
+    const auto images = model.load_images(config);
+    std::vector<float> fp32, numerics_ref;
+    if (reference_fp32) {
+      progress("FP32 reference");
+      fp32 = reference::forward_fp32(weights, images);
+    }
+    if (check_numerics) {
+      progress("device-numerics reference");
+      numerics_ref = reference::DeviceNumericsModel(weights, contents.numerics).forward(images);
+    }
+
+    const DeviceLock lock(lock_file, lock_timeout);
+    progress("device: uploading weights");
+    device::Device dev(contents);
+    t0 = std::chrono::steady_clock::now();
+    dev.upload_weights(weights);
+    const double weight_upload_seconds = since(t0);
+
+    nlohmann::json calls = nlohmann::json::array();
+    std::vector<double> cosines;
+    std::vector<float> first, last;
+    bool passed = true, identical = true;
+    for (int i = 0; i < inferences; ++i) {
+      progress("device: call " + std::to_string(i + 1) + " of " + std::to_string(inferences));
+      device::CallTiming timing;
+      last = dev.run(images, &timing);
+      if (i == 0) first = last;
+      identical &= last == first;
+      nlohmann::json call{{"call", i},
+                          {"device_cycles", timing.device_cycles},
+                          {"device_ms", double(timing.device_cycles) / double(contents.machine.clock_hz) * 1e3},
+                          {"host_ms", {{"upload", timing.upload_seconds * 1e3},
+                                       {"execute", timing.execute_seconds * 1e3},
+                                       {"download", timing.download_seconds * 1e3}}}};
+      bool finite = true;
+      for (float v : last) finite &= std::isfinite(v);
+      passed &= finite;
+      call["finite"] = finite;
+      if (reference_fp32) {
+        const auto cmp = reference::compare_embeddings(last, fp32, config.width);
+        call["cosines"] = cmp.cosines;
+        for (double c : cmp.cosines) {
+          cosines.push_back(c);
+          passed &= c > threshold;
+        }
+      }
+      calls.push_back(call);
+    }
+    if (!save_embeddings.empty()) formats::write_npy(save_embeddings, {config.batch, config.width}, last);
+    formats::write_npy((std::filesystem::path(out_dir) / "embeddings.npy").string(), {config.batch, config.width}, last);
+
+    const auto& c0 = calls[0];
+    double host_ms = 0;
+    for (const auto& c : calls)
+      host_ms += c["host_ms"]["upload"].get<double>() + c["host_ms"]["execute"].get<double>() + c["host_ms"]["download"].get<double>();
+    report["model"] = config.name;
+    report["layers"] = config.layers;
+    report["batch"] = config.batch;
+    report["machine"] = contents.machine.name;
+    report["package_sha256"] = sha;
+    report["compile_seconds"] = compile_seconds;
+    report["weight_upload_seconds"] = weight_upload_seconds;
+    report["calls"] = calls;
+    report["device_cycles"] = c0["device_cycles"];
+    report["device_ms"] = c0["device_ms"];
+    report["host_ms_per_call"] = host_ms / inferences;
+    report["identical_across_calls"] = identical;
+    report["cosines"] = cosines;
+    report["min_cosine"] = cosines.empty() ? nlohmann::json(nullptr) : nlohmann::json(*std::min_element(cosines.begin(), cosines.end()));
+    if (check_numerics) {
+      double max_diff = 0;
+      for (std::size_t i = 0; i < last.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(last[i] - numerics_ref[i])));
+      report["bit_exact_vs_device_numerics"] = last == numerics_ref;
+      report["max_abs_diff_vs_device_numerics"] = max_diff;
+      passed &= last == numerics_ref;
+    }
+    passed &= identical;
+    report["passed"] = passed;
+    write_text_atomically((std::filesystem::path(out_dir) / "run.json").string(), report.dump(1) + "\n");
+    if (json) {
+      std::cout << report.dump(1) << "\n";
+    } else {
+      std::printf("%s, %d layers, batch %d on %s; package %s\n", config.name.c_str(), config.layers, config.batch,
+                  contents.machine.name.c_str(), sha.substr(0, 16).c_str());
+      for (const auto& c : calls) {
+        std::printf("call %d: device %llu cycles = %.3f ms; host upload %.1f ms, execute %.1f ms, download %.1f ms",
+                    c["call"].get<int>(), (unsigned long long)c["device_cycles"].get<std::uint64_t>(),
+                    c["device_ms"].get<double>(), c["host_ms"]["upload"].get<double>(),
+                    c["host_ms"]["execute"].get<double>(), c["host_ms"]["download"].get<double>());
+        if (c.contains("cosines"))
+          for (const auto& x : c["cosines"]) std::printf(", cosine %.9f", x.get<double>());
+        std::printf("\n");
+      }
+      if (check_numerics)
+        std::printf("device vs device-numerics reference: %s\n", report["bit_exact_vs_device_numerics"].get<bool>()
+                                                                       ? "bit for bit equal"
+                                                                       : "DIFFERENT");
+      if (!cosines.empty()) std::printf("min cosine %.9f (threshold %.2f)\n", report["min_cosine"].get<double>(), threshold);
+      std::printf("%s\n", passed ? "PASS" : "FAIL");
+    }
+    return passed ? kExitOk : kExitFailure;
+  }
+};
+
+RunCommand command;
+const CommandRegistration registration("run", "compile, run N resident calls on the device model, check vs FP32",
+                                       [](CLI::App& app) { return command.setup(app); });
+
+}  // namespace
+}  // namespace tilevit::cli

@@ -1,0 +1,46 @@
+#pragma once
+// The device model: the machine's tile SRAMs as byte arrays, running a package superstep
+// by superstep. Kernels read and write only their own tile's SRAM (bounds-checked);
+// exchanges copy bytes between tiles as scheduled; the host writes weights once and the
+// image every call through the package's bindings, and reads the embedding back the
+// same way. Arithmetic: numerics/device_kernels (docs/NUMERICS.md).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/weights.hpp"
+#include "package/program_codec.hpp"
+
+namespace tilevit::device {
+
+struct CallTiming {
+  double upload_seconds = 0, execute_seconds = 0, download_seconds = 0;
+  std::uint64_t device_cycles = 0;  // modelled (compile.hpp's per-superstep estimate)
+};
+
+class Device {
+ public:
+  explicit Device(package::PackageContents program);
+  ~Device();
+
+  const package::PackageContents& package() const { return pkg_; }
+  // Writes every parameter binding (weights quantised to the package's numerics). Throws
+  // if the weights' shapes do not match the package's model.
+  void upload_weights(const model::ViTWeights& weights);
+  // One resident call: the batch's images (CHW [3][S][S] each) in, [batch][width] out.
+  std::vector<float> run(const std::vector<std::vector<float>>& images, CallTiming* timing = nullptr);
+
+  // Raw access for tests and fault injection.
+  std::vector<std::uint8_t>& tile_sram(std::uint32_t tile);
+
+ private:
+  void execute_step(std::uint32_t step, std::uint32_t iteration);
+  package::PackageContents pkg_;
+  std::vector<std::vector<std::uint8_t>> sram_;  // per tile, sram_size bytes from sram_base
+  std::vector<std::vector<std::vector<std::uint32_t>>> tile_calls_;  // per step: per active tile, call indices
+  std::vector<std::uint64_t> step_cycles_;  // modelled cycles of each superstep
+  bool weights_loaded_ = false;
+};
+
+}  // namespace tilevit::device

@@ -1,0 +1,58 @@
+#pragma once
+// Bounds-checked views of one tile's SRAM, and conversions between its bytes and the
+// host's float form of device values (exact both ways).
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compiler/program.hpp"
+#include "numerics/fp16.hpp"
+#include "numerics/fp8.hpp"
+#include "support/error.hpp"
+#include "target/machine.hpp"
+
+namespace tilevit::device {
+
+// Where an access comes from, for error messages: "tile 12, superstep 7 (layer.qkv), gemm_fp8".
+struct AccessContext {
+  std::uint32_t tile = 0, step = 0;
+  const char* step_label = "";
+  const char* what = "";
+};
+
+inline std::string describe(const AccessContext& c) {
+  return "tile " + std::to_string(c.tile) + ", superstep " + std::to_string(c.step) + " (" + c.step_label + "), " + c.what;
+}
+
+// The bytes [address, address + bytes) of `sram` (which starts at machine.sram_base), or
+// an Error naming the access.
+inline std::uint8_t* sram_at(std::vector<std::uint8_t>& sram, const target::MachineDescription& m, std::uint64_t address,
+                             std::uint64_t bytes, const AccessContext& c) {
+  if (address < m.sram_base || address + bytes > std::uint64_t(m.sram_base) + sram.size())
+    throw Error(describe(c) + ": access to 0x" + [&] {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(address));
+      return std::string(buf);
+    }() + " (+" + std::to_string(bytes) + " B) is outside the tile's SRAM", kExitInternal);
+  return sram.data() + (address - m.sram_base);
+}
+
+inline void load_f16(const std::uint8_t* p, float* out, std::size_t n) {
+  std::vector<std::uint16_t> bits(n);
+  std::memcpy(bits.data(), p, n * 2);
+  numerics::from_fp16_bits(bits.data(), out, n);
+}
+inline void store_f16(std::uint8_t* p, const float* in, std::size_t n) {
+  std::vector<std::uint16_t> bits(n);
+  numerics::to_fp16_bits(in, bits.data(), n);
+  std::memcpy(p, bits.data(), n * 2);
+}
+inline void load_f32(const std::uint8_t* p, float* out, std::size_t n) { std::memcpy(out, p, n * 4); }
+inline void store_f32(std::uint8_t* p, const float* in, std::size_t n) { std::memcpy(p, in, n * 4); }
+inline void load_f8(const std::uint8_t* p, float* out, std::size_t n, int scale) {
+  const auto table = numerics::fp8_decode_table(numerics::Fp8Format::F143, scale);
+  for (std::size_t i = 0; i < n; ++i) out[i] = table[p[i]];
+}
+
+}  // namespace tilevit::device
