@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include "compiler/compile.hpp"
+#include "device/device.hpp"
+#include "model/random_model.hpp"
+#include "reference/forward.hpp"
+#include "support/error.hpp"
+
+using namespace tilevit;
+
+namespace {
+
+struct Built {
+  package::PackageContents contents;
+  model::ViTWeights weights;
+  std::vector<std::vector<float>> images;
+};
+
+Built build(model::ViTConfig config, const target::MachineDescription& machine, std::uint64_t seed = 11) {
+  const auto compiled =
+      compiler::compile_model(compiler::build_vit_graph(config, model::NumericsConfig::uniform(-4)), machine, {});
+  const auto container = package::Container::from_bytes(package::encode_package(compiled, machine).bytes(), "t.tvpkg");
+  Built b{package::decode_package(container), model::load_weights(model::RandomModelSource(config, seed), config), {}};
+  for (int i = 0; i < config.batch; ++i) b.images.push_back(model::random_image(config, seed, i));
+  return b;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Device, SmallModelBitExactWithDeviceNumerics) {
+  model::ViTConfig c = model::ViTConfig::small();
+  c.batch = 2;
+  Built b = build(c, target::test16());
+  device::Device dev(b.contents);
+  dev.upload_weights(b.weights);
+  device::CallTiming timing;
+  const auto got = dev.run(b.images, &timing);
+  const auto want = reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images);
+  EXPECT_EQ(got, want);
+  EXPECT_GT(timing.device_cycles, 0u);
+  // Resident weights: a second call with the same images gives the same bits.
+  EXPECT_EQ(dev.run(b.images), got);
+}
+
+TEST(Device, FullWidthTwoLayersBitExactWithDeviceNumerics) {
+  model::ViTConfig c = model::ViTConfig::so400m();
+  c.layers = 2;
+  Built b = build(c, target::c600());
+  // The compiler split GEMMs and attention: the reference must follow the same splits.
+  EXPECT_GT(b.contents.numerics.attention_key_block, 0u);
+  device::Device dev(b.contents);
+  dev.upload_weights(b.weights);
+  const auto got = dev.run(b.images);
+  const auto want = reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images);
+  EXPECT_EQ(got, want);
+}
+
+TEST(Device, KernelOperandOutsideItsTileIsCaught) {
+  Built b = build(model::ViTConfig::small(), target::test16());
+  // Move the first GEMM's output allocation to the end of SRAM so the kernel runs off it.
+  for (auto& s : b.contents.program.steps)
+    for (auto& call : s.compute)
+      if (call.kind == compiler::KernelKind::gemm_fp8) {
+        b.contents.program.allocations[call.operands[2].allocation].address = target::test16().sram_end() - 16;
+        goto moved;
+      }
+moved:
+  device::Device dev(b.contents);
+  dev.upload_weights(b.weights);
+  const std::string message = error_of([&] { dev.run(b.images); });
+  EXPECT_NE(message.find("tile "), std::string::npos) << message;
+  EXPECT_NE(message.find("superstep "), std::string::npos) << message;
+  EXPECT_NE(message.find("gemm_fp8"), std::string::npos) << message;
+  EXPECT_NE(message.find("outside the tile's SRAM"), std::string::npos) << message;
+}
+
+TEST(Device, KernelReadingAnotherTileIsCaught) {
+  Built b = build(model::ViTConfig::small(), target::test16());
+  auto& call = b.contents.program.steps.at(b.contents.program.loop_begin + 1).compute.at(0);
+  call.tile = (call.tile + 1) % 16;
+  device::Device dev(b.contents);
+  dev.upload_weights(b.weights);
+  EXPECT_NE(error_of([&] { dev.run(b.images); }).find("not in this tile's memory"), std::string::npos);
+}
+
+TEST(Device, WeightsOfAnotherModelAreRejected) {
+  Built b = build(model::ViTConfig::small(), target::test16());
+  model::ViTConfig other = model::ViTConfig::so400m();
+  other.layers = 1;
+  const auto weights = model::load_weights(model::RandomModelSource(other, 1), other);
+  device::Device dev(b.contents);
+  const std::string message = error_of([&] { dev.upload_weights(weights); });
+  EXPECT_NE(message.find("package was compiled for small"), std::string::npos) << message;
+}
+
+TEST(Device, HostBindingNotMatchingTheModelIsRejected) {
+  Built b = build(model::ViTConfig::small(), target::test16());
+  for (auto& t : b.contents.tensors)
+    if (t.name == "layer.qkv.weight") t.name = "layer.qkv_renamed.weight";
+  device::Device dev(b.contents);
+  const std::string message = error_of([&] { dev.upload_weights(b.weights); });
+  EXPECT_NE(message.find("has no counterpart in the model"), std::string::npos) << message;
+}
