@@ -86,12 +86,17 @@ def make_case(name: str, tilevit: str, out_root: str, tmp: str) -> None:
         digest = sha256(weights)
         size = os.path.getsize(weights)
         model = torch_siglip.load_model(weights, torch.float64)
+        model32 = torch_siglip.load_model(weights, torch.float32)
     finally:
         os.remove(weights)
     c = model.config
     images = make_images(input_seed, batch, c.image_size, c.channels)
     expected = torch_siglip.embed(model, np.stack(images))
-    del model
+    # PyTorch float32: the like-for-like yardstick of an FP32 implementation (the
+    # acceptance bounds); float64 stays beside it (FP32 rounding alone moves some
+    # outputs by ~3e-4 x max|y| from it).
+    expected32 = torch_siglip.embed(model32, np.stack(images))
+    del model, model32
 
     case_dir = os.path.join(out_root, name)
     os.makedirs(case_dir, exist_ok=True)
@@ -101,6 +106,7 @@ def make_case(name: str, tilevit: str, out_root: str, tmp: str) -> None:
     for i, im in enumerate(images):
         np.save(os.path.join(case_dir, f"input_{i}.npy"), im)
     np.save(os.path.join(case_dir, "expected.npy"), expected.astype(np.float32))
+    np.save(os.path.join(case_dir, "expected_fp32.npy"), np.asarray(expected32, dtype=np.float32))
     try:
         version = run([tilevit, "--version"]).strip()
     except (OSError, subprocess.CalledProcessError):
