@@ -38,12 +38,22 @@ StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) 
   for (const KernelCall& c : s.compute) per_tile[c.tile] += estimate_call_cycles(m, c) + m.launch_cycles;
   for (const auto& [tile, cycles] : per_tile) cost.compute = std::max(cost.compute, cycles);
   if (!s.exchange.empty()) {
-    const ExchangeLoad load = exchange_load(s.exchange, m.tiles);
-    std::uint64_t worst = 0;
-    for (std::uint32_t t = 0; t < m.tiles; ++t)
-      worst = std::max({worst, (load.sent_bytes[t] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
-                        (load.received_bytes[t] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle});
-    cost.exchange = worst;
+    // Waves run one after another; a wave lasts as long as its busiest endpoint.
+    std::uint32_t waves = 0;
+    for (const Transfer& t : s.exchange) waves = std::max(waves, t.wave + 1);
+    std::vector<std::vector<std::uint64_t>> sent(waves, std::vector<std::uint64_t>(m.tiles, 0)),
+        received(waves, std::vector<std::uint64_t>(m.tiles, 0));
+    for (const Transfer& t : s.exchange) {
+      sent[t.wave][t.source.tile] += t.bytes;
+      for (const Endpoint& d : t.destinations) received[t.wave][d.tile] += t.bytes;
+    }
+    for (std::uint32_t w = 0; w < waves; ++w) {
+      std::uint64_t worst = 0;
+      for (std::uint32_t t = 0; t < m.tiles; ++t)
+        worst = std::max({worst, (sent[w][t] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
+                          (received[w][t] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle});
+      cost.exchange += worst;
+    }
     cost.sync = m.sync_cycles;
   }
   return cost;

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/exchange_waves.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::compiler {
@@ -25,7 +26,7 @@ std::uint32_t code_bytes(KernelKind kind) {
 }
 constexpr std::uint32_t kSupervisorCodeBytes = 4096;
 constexpr std::uint32_t kExchangeBytesPerRun = 8;     // one send or receive instruction with its address
-constexpr std::uint32_t kExchangeBytesPerStep = 16;   // sync and phase header
+constexpr std::uint32_t kExchangeBytesPerStep = 16;   // per wave a tile takes part in: sync and header
 }  // namespace
 
 LoweringContext::LoweringContext(const Graph& g, const target::MachineDescription& m, const LoweringOptions& o)
@@ -221,25 +222,23 @@ Lowered LoweringContext::finish() {
     AllocationRequest& r = a.request;
     if (r.first < p.loop_begin && r.last >= p.loop_begin) r.last = std::max(r.last, p.loop_end - 1);
   }
-  // Support: code for the kernels each tile runs, and its exchange instruction tables.
+  // Exchange in endpoint-balanced waves; then support: code for the kernels each tile
+  // runs, and its exchange instruction tables (per piece sent or received, per wave).
+  schedule_exchange_waves(p, tiles(), options.exchange_stream_words);
   std::vector<std::set<KernelKind>> kinds(tiles());
   std::vector<std::uint64_t> table(tiles(), 0);
   for (const Superstep& s : p.steps) {
     for (const KernelCall& c : s.compute) kinds[c.tile].insert(c.kind);
-    if (s.exchange.empty()) continue;
-    const std::uint64_t wave_bytes = std::uint64_t(options.exchange_stream_words) * 4;
-    std::vector<bool> active(tiles(), false);
+    std::vector<std::set<std::uint32_t>> waves_of(tiles());
     for (const Transfer& t : s.exchange) {
-      const std::uint64_t pieces = (t.bytes + wave_bytes - 1) / wave_bytes;
-      table[t.source.tile] += pieces * kExchangeBytesPerRun;
-      active[t.source.tile] = true;
+      table[t.source.tile] += kExchangeBytesPerRun;
+      waves_of[t.source.tile].insert(t.wave);
       for (const Endpoint& d : t.destinations) {
-        table[d.tile] += pieces * kExchangeBytesPerRun;
-        active[d.tile] = true;
+        table[d.tile] += kExchangeBytesPerRun;
+        waves_of[d.tile].insert(t.wave);
       }
     }
-    for (std::uint32_t t = 0; t < tiles(); ++t)
-      if (active[t]) table[t] += kExchangeBytesPerStep;
+    for (std::uint32_t t = 0; t < tiles(); ++t) table[t] += kExchangeBytesPerStep * waves_of[t].size();
   }
   const std::uint32_t saved_first = 0, saved_last = step();
   for (std::uint32_t t = 0; t < tiles(); ++t) {

@@ -62,12 +62,14 @@ struct Transfer {
   std::uint32_t bytes = 0;          // a multiple of 4: the exchange moves 32-bit words
   std::uint32_t source_layer_stride = 0;
   std::vector<Endpoint> destinations;  // multicast: sent once, received by each
+  std::uint32_t wave = 0;  // exchange wave inside the phase (exchange_waves.hpp)
 };
 
 struct Superstep {
   std::string label;
   std::vector<KernelCall> compute;
-  std::vector<Transfer> exchange;
+  std::vector<Transfer> exchange;  // in wave order
+  std::uint32_t waves = 0;         // exchange waves of this phase
 };
 
 // One allocation on one tile: what placement is asked for and what it answered.
@@ -80,6 +82,7 @@ struct Allocation {
 struct CompiledProgram {
   std::vector<Superstep> steps;
   std::uint32_t loop_begin = 0, loop_end = 0, loop_count = 1;
+  std::uint32_t exchange_stream_words = 1024;  // W: no tile sends or receives more per wave
   std::vector<std::string> op_names;
   std::vector<Allocation> allocations;  // every tile's, with its lifetime and (after placement) address
 };

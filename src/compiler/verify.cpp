@@ -144,8 +144,22 @@ struct Checker {
     for (std::uint32_t step = 0; step < p.steps.size(); ++step) {
       // Per tile: byte ranges written and read in this exchange phase.
       std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> writes, reads;
+      // Waves: in order, and no tile sends or receives more than W words in one.
+      const std::uint64_t wave_bytes = std::uint64_t(p.exchange_stream_words) * 4;
+      std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> wave_sent, wave_received;
+      std::uint32_t last_wave = 0;
       for (const Transfer& t : p.steps[step].exchange) {
         ++report.transfers;
+        if (t.wave < last_wave || t.wave >= std::max(1u, p.steps[step].waves))
+          fail("superstep " + std::to_string(step) + ": transfer in wave " + std::to_string(t.wave) + " out of order");
+        last_wave = t.wave;
+        if ((wave_sent[{t.wave, t.source.tile}] += t.bytes) > wave_bytes)
+          fail(where(t.source.tile, step) + ": sends more than " + std::to_string(p.exchange_stream_words) +
+               " words in wave " + std::to_string(t.wave));
+        for (const Endpoint& d : t.destinations)
+          if ((wave_received[{t.wave, d.tile}] += t.bytes) > wave_bytes)
+            fail(where(d.tile, step) + ": receives more than " + std::to_string(p.exchange_stream_words) +
+                 " words in wave " + std::to_string(t.wave));
         if (t.bytes == 0 || t.bytes % 4 || t.source.offset % 4)
           fail(where(t.source.tile, step) + ": transfer of " + std::to_string(t.bytes) + " B at offset " +
                std::to_string(t.source.offset) + " is not whole 32-bit words");

@@ -35,6 +35,7 @@ nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig
                    {"attention_key_block", n.attention_key_block},
                    {"map_attention_key_block", n.map_attention_key_block}};
   j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
+  j["exchange_stream_words"] = p.exchange_stream_words;
   return j;
 }
 
@@ -75,6 +76,7 @@ ContainerWriter encode_package(const CompiledModel& compiled, const target::Mach
   pr.write_count(p.steps.size());
   for (const Superstep& s : p.steps) {
     pr.write_string(s.label);
+    pr.write_u32(s.waves);
     pr.write_count(s.compute.size());
     for (const KernelCall& c : s.compute) {
       pr.write_u8(static_cast<std::uint8_t>(c.kind));
@@ -98,6 +100,7 @@ ContainerWriter encode_package(const CompiledModel& compiled, const target::Mach
       pr.write_u32(x.source.offset);
       pr.write_u32(x.bytes);
       pr.write_u32(x.source_layer_stride);
+      pr.write_u32(x.wave);
       pr.write_count(x.destinations.size());
       for (const Endpoint& e : x.destinations) {
         pr.write_u32(e.tile);
@@ -172,6 +175,7 @@ PackageContents decode_package(const Container& c) {
     out.program.loop_begin = j.at("loop").at("begin").get<std::uint32_t>();
     out.program.loop_end = j.at("loop").at("end").get<std::uint32_t>();
     out.program.loop_count = j.at("loop").at("count").get<std::uint32_t>();
+    out.program.exchange_stream_words = j.at("exchange_stream_words").get<std::uint32_t>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(c.name() + ": section \"model\": " + e.what());
   } catch (const Error& e) {
@@ -208,6 +212,7 @@ PackageContents decode_package(const Container& c) {
   for (std::uint32_t i = 0; i < steps; ++i) {
     Superstep s;
     s.label = r.read_string(256);
+    s.waves = r.read_u32();
     const std::uint32_t calls = r.read_count(kMaxCount, 37);
     for (std::uint32_t k = 0; k < calls; ++k) {
       KernelCall call;
@@ -229,7 +234,7 @@ PackageContents decode_package(const Container& c) {
       }
       s.compute.push_back(std::move(call));
     }
-    const std::uint32_t transfers = r.read_count(kMaxCount, 24);
+    const std::uint32_t transfers = r.read_count(kMaxCount, 28);
     for (std::uint32_t k = 0; k < transfers; ++k) {
       Transfer x;
       x.source.tile = r.read_u32();
@@ -237,6 +242,8 @@ PackageContents decode_package(const Container& c) {
       x.source.offset = r.read_u32();
       x.bytes = r.read_u32();
       x.source_layer_stride = r.read_u32();
+      x.wave = r.read_u32();
+      if (x.wave >= s.waves) r.fail("transfer in wave " + std::to_string(x.wave) + " of a phase with", std::to_string(s.waves));
       const std::uint32_t dsts = r.read_count(kMaxCount, 12);
       for (std::uint32_t d = 0; d < dsts; ++d) {
         Endpoint e;

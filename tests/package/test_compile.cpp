@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <map>
+
 #include "compiler/compile.hpp"
 #include "compiler/verify.hpp"
 #include "package/program_codec.hpp"
@@ -148,4 +150,29 @@ TEST_F(VerifierCatches, UseOutsideLifetime) {
   a.first = 0;
   a.last = 0;
   expect_violation("outside its lifetime");
+}
+
+TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
+  model::ViTConfig c = model::ViTConfig::small();
+  const auto m = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)), target::test16(),
+                                         compiler::CompileOptions{16, false});
+  EXPECT_TRUE(verify(m).ok());
+  std::uint32_t most_waves = 0;
+  for (const auto& s : m.lowered.program.steps) {
+    most_waves = std::max(most_waves, s.waves);
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> received;
+    for (const auto& t : s.exchange) {
+      EXPECT_LE(t.bytes, 16u * 4);
+      for (const auto& d : t.destinations) {
+        const auto key = std::make_pair(t.wave, d.tile);
+        received[key] += t.bytes;
+        EXPECT_LE(received[key], 16u * 4);
+      }
+    }
+  }
+  EXPECT_GT(most_waves, 1u);
+  // Fewer, larger waves with a larger W; the estimate never counts less than one wave.
+  const auto big = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)),
+                                           target::test16(), compiler::CompileOptions{4096, false});
+  EXPECT_LE(big.stats.estimated_exchange_cycles, m.stats.estimated_exchange_cycles);
 }
