@@ -35,7 +35,8 @@ std::uint64_t estimate_call_cycles(const target::MachineDescription& m, const Ke
 StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) {
   StepCost cost;
   std::map<std::uint32_t, std::uint64_t> per_tile;
-  for (const KernelCall& c : s.compute) per_tile[c.tile] += estimate_call_cycles(m, c) + m.launch_cycles;
+  // Measured kernel cycles include their launch (docs/COST_MODEL.md): no launch term here.
+  for (const KernelCall& c : s.compute) per_tile[c.tile] += estimate_call_cycles(m, c);
   for (const auto& [tile, cycles] : per_tile) cost.compute = std::max(cost.compute, cycles);
   if (!s.exchange.empty()) {
     // Waves run one after another; a wave lasts as long as its busiest endpoint.

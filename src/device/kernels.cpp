@@ -11,6 +11,21 @@ namespace tilevit::device {
 
 using compiler::KernelKind;
 
+namespace {
+
+// Per-thread scratch, reused across calls: the full model makes ~1.4 M kernel calls per
+// inference, and fresh buffers each time cost more in page faults than the arithmetic.
+struct Scratch {
+  std::vector<float> buffers[6];
+  float* get(int i, std::size_t n) {
+    if (buffers[i].size() < n) buffers[i].resize(n);
+    return buffers[i].data();
+  }
+};
+thread_local Scratch scratch;
+
+}  // namespace
+
 void execute_call(const target::MachineDescription& m, const compiler::CompiledProgram& p,
                   std::vector<std::uint8_t>& sram, const compiler::KernelCall& call, std::uint32_t step,
                   std::uint32_t iteration) {
@@ -28,12 +43,21 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     return sram_at(sram, m, address, bytes, ctx);
   };
   const auto& d = call.dims;
+  struct Buf {
+    float* p;
+    std::size_t n;
+    float* data() const { return p; }
+    std::size_t size() const { return n; }
+    float& operator[](std::size_t i) const { return p[i]; }
+  };
+  int next = 0;
+  auto buf = [&](std::size_t n) { const int i = next++; return Buf{scratch.get(i, n), n}; };
   switch (call.kind) {
     case KernelKind::gemm_fp8:
     case KernelKind::gemm_fp16: {
       const bool fp8 = call.kind == KernelKind::gemm_fp8;
       const std::size_t rows = d[0], inner = d[1], cols = d[2], es = fp8 ? 1 : 2;
-      std::vector<float> a(rows * inner), b(inner * cols), c(rows * cols);
+      const Buf a = buf(rows * inner), b = buf(inner * cols), c = buf(rows * cols);
       if (fp8) {
         load_f8(operand(0, a.size()), a.data(), a.size(), call.scale);
         load_f8(operand(1, b.size()), b.data(), b.size(), call.scale);
@@ -49,7 +73,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::reduce_add: {
       const std::size_t n = d[0], parts = d[1];
-      std::vector<float> in(n * parts), out(n);
+      const Buf in = buf(n * parts), out = buf(n);
       load_f16(operand(0, in.size() * 2), in.data(), in.size());
       numerics::device_reduce_add(in.data(), static_cast<int>(parts), n, out.data());
       store_f16(operand(1, n * 2), out.data(), n);
@@ -57,7 +81,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::bias_add: {
       const std::size_t rows = d[0], cols = d[1];
-      std::vector<float> x(rows * cols), bias(cols);
+      const Buf x = buf(rows * cols), bias = buf(cols);
       load_f16(operand(0, x.size() * 2), x.data(), x.size());
       load_f16(operand(1, cols * 2), bias.data(), cols);
       for (std::size_t r = 0; r < rows; ++r) numerics::device_add(&x[r * cols], bias.data(), &x[r * cols], cols);
@@ -66,7 +90,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::add: {
       const std::size_t n = d[0];
-      std::vector<float> a(n), b(n);
+      const Buf a = buf(n), b = buf(n);
       load_f16(operand(0, n * 2), a.data(), n);
       load_f16(operand(1, n * 2), b.data(), n);
       numerics::device_add(a.data(), b.data(), a.data(), n);
@@ -75,7 +99,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::layernorm: {
       const std::size_t rows = d[0], width = d[1];
-      std::vector<float> x(rows * width), g(width), b(width), y(rows * width);
+      const Buf x = buf(rows * width), g = buf(width), b = buf(width), y = buf(rows * width);
       load_f16(operand(0, x.size() * 2), x.data(), x.size());
       load_f16(operand(1, width * 2), g.data(), width);
       load_f16(operand(2, width * 2), b.data(), width);
@@ -86,7 +110,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::gelu: {
       const std::size_t n = d[0];
-      std::vector<float> x(n);
+      const Buf x = buf(n);
       load_f16(operand(0, n * 2), x.data(), n);
       numerics::device_gelu(x.data(), x.data(), n);
       store_f16(operand(1, n * 2), x.data(), n);
@@ -94,14 +118,14 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::cast_fp8: {
       const std::size_t n = d[0];
-      std::vector<float> x(n);
+      const Buf x = buf(n);
       load_f16(operand(0, n * 2), x.data(), n);
       numerics::fp8_encode(x.data(), operand(1, n), n, numerics::Fp8Format::F143, call.scale);
       return;
     }
     case KernelKind::attention_scores: {
       const std::size_t rows = d[0], keys = d[1], hd = d[2];
-      std::vector<float> q(rows * hd), k(keys * hd), s(rows * keys), mx(rows);
+      const Buf q = buf(rows * hd), k = buf(keys * hd), s = buf(rows * keys), mx = buf(rows);
       load_f16(operand(0, q.size() * 2), q.data(), q.size());
       load_f16(operand(1, k.size() * 2), k.data(), k.size());
       numerics::device_attention_scores(q.data(), static_cast<int>(hd), k.data(), static_cast<int>(hd), static_cast<int>(rows),
@@ -112,8 +136,9 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::attention_values: {
       const std::size_t rows = d[0], keys = d[1], hd = d[2], blocks = d[3];
-      std::vector<float> s(rows * keys), maxima(blocks * rows), v(keys * hd), part(rows * (hd + 1));
-      std::vector<float> row_max(rows, -INFINITY);
+      const Buf s = buf(rows * keys), maxima = buf(blocks * rows), v = buf(keys * hd), part = buf(rows * (hd + 1)),
+                row_max = buf(rows);
+      std::fill(row_max.data(), row_max.data() + rows, -INFINITY);
       load_f32(operand(0, s.size() * 4), s.data(), s.size());
       load_f32(operand(1, maxima.size() * 4), maxima.data(), maxima.size());
       load_f16(operand(2, v.size() * 2), v.data(), v.size());
@@ -126,7 +151,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::attention_combine: {
       const std::size_t rows = d[0], hd = d[1], blocks = d[2];
-      std::vector<float> parts(blocks * rows * (hd + 1)), out(rows * hd);
+      const Buf parts = buf(blocks * rows * (hd + 1)), out = buf(rows * hd);
       load_f32(operand(0, parts.size() * 4), parts.data(), parts.size());
       numerics::device_attention_combine(parts.data(), static_cast<int>(blocks), static_cast<int>(rows), static_cast<int>(hd),
                                          out.data(), static_cast<int>(hd));

@@ -1,6 +1,7 @@
 #pragma once
 // Bounds-checked views of one tile's SRAM, and conversions between its bytes and the
 // host's float form of device values (exact both ways).
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -38,20 +39,29 @@ inline std::uint8_t* sram_at(std::vector<std::uint8_t>& sram, const target::Mach
   return sram.data() + (address - m.sram_base);
 }
 
+// SRAM bytes are little-endian binary16; the F16C conversions read and write them in place.
 inline void load_f16(const std::uint8_t* p, float* out, std::size_t n) {
-  std::vector<std::uint16_t> bits(n);
-  std::memcpy(bits.data(), p, n * 2);
-  numerics::from_fp16_bits(bits.data(), out, n);
+  numerics::from_fp16_bits(reinterpret_cast<const std::uint16_t*>(p), out, n);
 }
 inline void store_f16(std::uint8_t* p, const float* in, std::size_t n) {
-  std::vector<std::uint16_t> bits(n);
-  numerics::to_fp16_bits(in, bits.data(), n);
-  std::memcpy(p, bits.data(), n * 2);
+  numerics::to_fp16_bits(in, reinterpret_cast<std::uint16_t*>(p), n);
 }
 inline void load_f32(const std::uint8_t* p, float* out, std::size_t n) { std::memcpy(out, p, n * 4); }
 inline void store_f32(std::uint8_t* p, const float* in, std::size_t n) { std::memcpy(p, in, n * 4); }
+// Decoding tables for every scale, built once.
+inline const std::array<float, 256>& f143_table(int scale) {
+  static const auto tables = [] {
+    std::vector<std::array<float, 256>> t;
+    for (int s = numerics::kMinFp8Scale; s <= numerics::kMaxFp8Scale; ++s)
+      t.push_back(numerics::fp8_decode_table(numerics::Fp8Format::F143, s));
+    return t;
+  }();
+  if (scale < numerics::kMinFp8Scale || scale > numerics::kMaxFp8Scale)
+    throw Error("FP8 scale " + std::to_string(scale) + " outside [-31, 31]", kExitBadInput);
+  return tables[static_cast<std::size_t>(scale - numerics::kMinFp8Scale)];
+}
 inline void load_f8(const std::uint8_t* p, float* out, std::size_t n, int scale) {
-  const auto table = numerics::fp8_decode_table(numerics::Fp8Format::F143, scale);
+  const auto& table = f143_table(scale);
   for (std::size_t i = 0; i < n; ++i) out[i] = table[p[i]];
 }
 
