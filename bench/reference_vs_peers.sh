@@ -142,6 +142,7 @@ log "tilevit: ${tv_cmd[*]}"
 measure tilevit "${tv_cmd[@]}"
 
 log "ONNX Runtime: $threads intra-op threads, 1 inter-op, $repeat runs after a warm-up"
+# shellcheck disable=SC2016  # $1 and $@ belong to the inner bash
 measure onnxruntime bash -c 'cd "$1" && shift && exec node run_onnxruntime.mjs "$@"' _ \
   "$root/bench/peers" "$onnx" --input "$input" --repeat "$repeat" --threads "$threads" \
   --out "$out/emb_onnxruntime.npy"

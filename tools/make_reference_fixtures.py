@@ -11,7 +11,8 @@ kept: the C++ test regenerates the same model from the flags in meta.json), nump
 preprocessed input images from a fixed seed (standard normal x 0.5, float32 [3,S,S]),
 tools/torch_siglip.py computes pooler_output in float64, and the case folder gets
     input_<i>.npy   float32 [3,S,S]
-    expected.npy    float32 [B,W]
+    expected.npy    float32 [B,W] (computed in float64, rounded)
+    expected_fp32.npy  float32 [B,W], the same model computed by PyTorch in float32
     meta.json       tilevit flags (preset, layers, seed), batch, input seed, torch version,
                     dtype, checksum of the exported weights, ...
 --compare then runs `tilevit reference ... --fp32-only --save-fp32` on the fixture inputs and

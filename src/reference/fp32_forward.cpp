@@ -16,27 +16,33 @@ namespace {
 
 using model::Linear;
 
-// C[m][n] = A[m][k] . B^T where B is [n][k] (a checkpoint [out][in] weight), or B is [k][n].
+// C[m][n] (+)= A[m][k] . B^T where B is [n][k] (a checkpoint [out][in] weight), or B is [k][n].
 void sgemm(bool transpose_b, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
-           int ldc) {
+           int ldc, bool accumulate = false) {
   if (m == 0 || n == 0) return;
   const dnnl_status_t status =
-      dnnl_sgemm('N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+      dnnl_sgemm('N', transpose_b ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
   if (status != dnnl_success) throw Error("oneDNN sgemm failed with status " + std::to_string(status), kExitInternal);
 }
 
-std::vector<float> linear(const Linear& l, const float* x, int rows) {
-  std::vector<float> y(static_cast<std::size_t>(rows) * l.out);
-  sgemm(true, rows, l.out, l.in, x, l.in, l.weight.data(), l.in, y.data(), l.out);
+// y = x W^T + b, or y += x W^T + b (residual connections, without a temporary).
+void linear_into(const Linear& l, const float* x, int rows, std::vector<float>& y, bool accumulate) {
+  if (!accumulate) y.resize(static_cast<std::size_t>(rows) * l.out);
+  sgemm(true, rows, l.out, l.in, x, l.in, l.weight.data(), l.in, y.data(), l.out, accumulate);
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; ++r)
     for (int o = 0; o < l.out; ++o) y[static_cast<std::size_t>(r) * l.out + o] += l.bias[o];
+}
+
+std::vector<float> linear(const Linear& l, const float* x, int rows) {
+  std::vector<float> y;
+  linear_into(l, x, rows, y, false);
   return y;
 }
 
-std::vector<float> layer_norm(const model::LayerNormParams& p, const std::vector<float>& x, int rows, int width,
-                              float eps) {
-  std::vector<float> y(x.size());
+void layer_norm_into(const model::LayerNormParams& p, const std::vector<float>& x, int rows, int width, float eps,
+                     std::vector<float>& y) {
+  y.resize(x.size());
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; ++r) {
     const float* in = x.data() + static_cast<std::size_t>(r) * width;
@@ -50,6 +56,12 @@ std::vector<float> layer_norm(const model::LayerNormParams& p, const std::vector
     for (int i = 0; i < width; ++i)
       out[i] = static_cast<float>(in[i] - mean) * rstd * p.scale[i] + p.bias[i];
   }
+}
+
+std::vector<float> layer_norm(const model::LayerNormParams& p, const std::vector<float>& x, int rows, int width,
+                              float eps) {
+  std::vector<float> y;
+  layer_norm_into(p, x, rows, width, eps, y);
   return y;
 }
 
@@ -57,12 +69,6 @@ void gelu_tanh(std::vector<float>& x) {
   const std::int64_t n = static_cast<std::int64_t>(x.size()), chunk = 4096;
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; i += chunk) gelu_tanh_fp32(x.data() + i, static_cast<std::size_t>(std::min(chunk, n - i)));
-}
-
-void add_into(std::vector<float>& x, const std::vector<float>& y) {
-  const std::int64_t n = static_cast<std::int64_t>(x.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
 // Softmax of each row of s [rows][keys] in place, after multiplying by `scale`.
@@ -85,12 +91,12 @@ void attention(const model::ViTConfig& c, int queries, const float* q, int ldq, 
   }
 }
 
-void mlp_residual(const model::ViTConfig& c, const Linear& fc1, const Linear& fc2, std::vector<float>& x,
-                  const std::vector<float>& h, int rows) {
-  (void)c;
-  auto u = linear(fc1, h.data(), rows);
+// x += fc2(gelu(fc1(h))), with `u` as the hidden buffer (reused across layers).
+void mlp_residual(const Linear& fc1, const Linear& fc2, std::vector<float>& x, const std::vector<float>& h, int rows,
+                  std::vector<float>& u) {
+  linear_into(fc1, h.data(), rows, u, false);
   gelu_tanh(u);
-  add_into(x, linear(fc2, u.data(), rows));
+  linear_into(fc2, u.data(), rows, x, true);
 }
 
 }  // namespace
@@ -110,16 +116,18 @@ std::vector<float> forward_fp32(const model::ViTWeights& weights, const ImageBat
   for (int r = 0; r < rows; ++r)
     for (int i = 0; i < w; ++i) x[static_cast<std::size_t>(r) * w + i] += weights.position[static_cast<std::size_t>(r % t) * w + i];
 
-  std::vector<float> attn(static_cast<std::size_t>(rows) * w);
+  // Buffers live across layers: fresh multi-megabyte allocations cost page faults.
+  std::vector<float> attn(static_cast<std::size_t>(rows) * w), h, qkv, u;
   for (const auto& layer : weights.layers) {
-    const auto h = layer_norm(layer.ln1, x, rows, w, eps);
-    const auto qkv = linear(layer.qkv, h.data(), rows);
+    layer_norm_into(layer.ln1, x, rows, w, eps, h);
+    linear_into(layer.qkv, h.data(), rows, qkv, false);
     for (int b = 0; b < batch; ++b) {
       const float* base = qkv.data() + static_cast<std::size_t>(b) * t * 3 * w;
       attention(c, t, base, 3 * w, t, base + w, base + 2 * w, 3 * w, attn.data() + static_cast<std::size_t>(b) * t * w);
     }
-    add_into(x, linear(layer.out, attn.data(), rows));
-    mlp_residual(c, layer.fc1, layer.fc2, x, layer_norm(layer.ln2, x, rows, w, eps), rows);
+    linear_into(layer.out, attn.data(), rows, x, true);
+    layer_norm_into(layer.ln2, x, rows, w, eps, h);
+    mlp_residual(layer.fc1, layer.fc2, x, h, rows, u);
   }
   x = layer_norm(weights.post_ln, x, rows, w, eps);
 
@@ -133,7 +141,7 @@ std::vector<float> forward_fp32(const model::ViTWeights& weights, const ImageBat
     attention(c, 1, q.data(), w, t, base, base + w, 2 * w, pooled.data() + static_cast<std::size_t>(b) * w);
   }
   std::vector<float> y = linear(head.out, pooled.data(), batch);
-  mlp_residual(c, head.fc1, head.fc2, y, layer_norm(head.ln, y, batch, w, eps), batch);
+  mlp_residual(head.fc1, head.fc2, y, layer_norm(head.ln, y, batch, w, eps), batch, u);
   return y;
 }
 
