@@ -71,22 +71,20 @@ void gelu_tanh(std::vector<float>& x) {
   for (std::int64_t i = 0; i < n; i += chunk) gelu_tanh_fp32(x.data() + i, static_cast<std::size_t>(std::min(chunk, n - i)));
 }
 
-// Softmax of each row of s [rows][keys] in place, after multiplying by `scale`.
-void softmax_rows(float* s, int rows, int keys, float scale) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; ++r) softmax_fp32(s + static_cast<std::size_t>(r) * keys, keys, scale);
-}
-
 // Multi-head attention of `queries` rows of q (row stride ldq) against `tokens` rows of k
 // and v (row stride ldkv); writes [queries][width] into out.
 void attention(const model::ViTConfig& c, int queries, const float* q, int ldq, int tokens, const float* k,
                const float* v, int ldkv, float* out) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  std::vector<float> scores(static_cast<std::size_t>(queries) * tokens);
+  // Heads in parallel, each head's skinny GEMMs on one thread (oneDNN runs sequentially
+  // inside a parallel region): better cache use than splitting every small GEMM.
+  static thread_local std::vector<float> scores;
+#pragma omp parallel for schedule(dynamic, 1)
   for (int h = 0; h < c.heads; ++h) {
+    scores.resize(static_cast<std::size_t>(queries) * tokens);
     const int off = h * c.head_dim;
     sgemm(true, queries, tokens, c.head_dim, q + off, ldq, k + off, ldkv, scores.data(), tokens);
-    softmax_rows(scores.data(), queries, tokens, scale);
+    for (int r = 0; r < queries; ++r) softmax_fp32(scores.data() + static_cast<std::size_t>(r) * tokens, tokens, scale);
     sgemm(false, queries, c.head_dim, tokens, scores.data(), tokens, v + off, ldkv, out + off, c.width);
   }
 }
