@@ -16,6 +16,7 @@
 #include "cli/model_options.hpp"
 #include "compiler/compile.hpp"
 #include "device/device.hpp"
+#include "device/timeline.hpp"
 #include "formats/npy.hpp"
 #include "package/program_codec.hpp"
 #include "reference/compare.hpp"
@@ -193,6 +194,13 @@ struct RunCommand {
     report["device_ms"] = c0["device_ms"];
     report["host_ms_per_call"] = host_ms / inferences;
     report["identical_across_calls"] = identical;
+    // Where the modelled cycles go, over all tiles (per-tile timelines: device/timeline.hpp).
+    const auto timeline = device::build_timeline(contents.machine, contents.program, 1);
+    nlohmann::json activity;
+    const double tile_cycles = double(timeline.span) * contents.machine.tiles;
+    for (std::size_t a = 0; a < device::kActivities; ++a)
+      activity[device::activity_name(static_cast<device::Activity>(a))] = timeline.tile_cycles[a] / tile_cycles;
+    report["tile_activity_share"] = activity;
     report["cosines"] = cosines;
     report["min_cosine"] = cosines.empty() ? nlohmann::json(nullptr) : nlohmann::json(*std::min_element(cosines.begin(), cosines.end()));
     if (check_numerics) {
@@ -223,6 +231,9 @@ struct RunCommand {
         std::printf("device vs device-numerics reference: %s\n", report["bit_exact_vs_device_numerics"].get<bool>()
                                                                        ? "bit for bit equal"
                                                                        : "DIFFERENT");
+      std::printf("tile time: compute %.1f%%, idle %.1f%%, sync %.1f%%, exchange %.1f%%\n",
+                  100 * activity["compute"].get<double>(), 100 * activity["idle"].get<double>(),
+                  100 * activity["sync"].get<double>(), 100 * activity["exchange"].get<double>());
       if (!cosines.empty()) std::printf("min cosine %.9f (threshold %.2f)\n", report["min_cosine"].get<double>(), threshold);
       std::printf("%s\n", passed ? "PASS" : "FAIL");
     }
