@@ -95,14 +95,19 @@ __attribute__((target("avx512f,avx512vl,f16c,fma"))) inline void round_fp16_512(
 }
 
 template <int R>
-__attribute__((target("avx512f,avx512vl,f16c,fma"))) void micro_tile_512(const DeviceGemm& g, int row, int col) {
+__attribute__((target("avx512f,avx512vl,f16c,fma"))) void micro_tile_512(const DeviceGemm& g, int row, int col,
+                                                                          int width) {
+  // Columns beyond `width` (the last strip of a matrix) are masked off: the lanes that
+  // are computed do exactly what the scalar definition does.
+  const __mmask16 m0 = width >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << width) - 1);
+  const __mmask16 m1 = width >= 32 ? __mmask16(0xFFFF) : width > 16 ? __mmask16((1u << (width - 16)) - 1) : __mmask16(0);
   __m512 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   int since_round = 0;
   for (int k = 0; k < g.inner; ++k) {
     const float* brow = g.b + static_cast<std::size_t>(k) * g.ldb + col;
-    const __m512 b0 = _mm512_loadu_ps(brow);
-    const __m512 b1 = _mm512_loadu_ps(brow + 16);
+    const __m512 b0 = _mm512_maskz_loadu_ps(m0, brow);
+    const __m512 b1 = _mm512_maskz_loadu_ps(m1, brow + 16);
     for (int r = 0; r < R; ++r) {
       const __m512 a = _mm512_set1_ps(g.a[static_cast<std::size_t>(row + r) * g.lda + k]);
       acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
@@ -116,16 +121,16 @@ __attribute__((target("avx512f,avx512vl,f16c,fma"))) void micro_tile_512(const D
   if (g.round_output) round_fp16_512<R>(acc);
   for (int r = 0; r < R; ++r) {
     float* out = g.c + static_cast<std::size_t>(row + r) * g.ldc + col;
-    _mm512_storeu_ps(out, acc[r][0]);
-    _mm512_storeu_ps(out + 16, acc[r][1]);
+    _mm512_mask_storeu_ps(out, m0, acc[r][0]);
+    _mm512_mask_storeu_ps(out + 16, m1, acc[r][1]);
   }
 }
 
-__attribute__((target("avx512f,avx512vl,f16c,fma"))) void column_strip_512(const DeviceGemm& g, int col) {
+__attribute__((target("avx512f,avx512vl,f16c,fma"))) void column_strip_512(const DeviceGemm& g, int col, int width) {
   int row = 0;
-  for (; row + kRows512 <= g.rows; row += kRows512) micro_tile_512<kRows512>(g, row, col);
-  for (; row + 2 <= g.rows; row += 2) micro_tile_512<2>(g, row, col);
-  for (; row < g.rows; ++row) micro_tile_512<1>(g, row, col);
+  for (; row + kRows512 <= g.rows; row += kRows512) micro_tile_512<kRows512>(g, row, col, width);
+  for (; row + 2 <= g.rows; row += 2) micro_tile_512<2>(g, row, col, width);
+  for (; row < g.rows; ++row) micro_tile_512<1>(g, row, col, width);
 }
 
 bool has_avx512() {
@@ -138,19 +143,10 @@ bool has_avx512() {
 void device_gemm(const DeviceGemm& g) {
   const bool parallel = !omp_in_parallel() && static_cast<long>(g.rows) * g.columns * g.inner > (1L << 16);
   if (has_avx512()) {
-    const int strips = g.columns / kStrip512;
+    const int strips = (g.columns + kStrip512 - 1) / kStrip512;
 #pragma omp parallel for schedule(static) if (parallel)
-    for (int s = 0; s < strips; ++s) column_strip_512(g, s * kStrip512);
-    const int done = strips * kStrip512;
-    if (done < g.columns) {
-      DeviceGemm rest = g;  // the remaining columns through the AVX2 path
-      rest.columns = g.columns - done;
-      rest.b = g.b + done;
-      rest.c = g.c + done;
-      const int rest_strips = (rest.columns + kStrip - 1) / kStrip;
-      for (int s = 0; s < rest_strips; ++s)
-        column_strip(rest, s * kStrip, rest.columns - s * kStrip < kStrip ? rest.columns - s * kStrip : kStrip);
-    }
+    for (int s = 0; s < strips; ++s)
+      column_strip_512(g, s * kStrip512, std::min(kStrip512, g.columns - s * kStrip512));
     return;
   }
   const int strips = (g.columns + kStrip - 1) / kStrip;
