@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ccache pkg-config
   nlohmann-json3-dev libcli11-dev libpng-dev libjpeg-dev libssl-dev zlib1g-dev
-  libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+  libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+# ocl-icd-opencl-dev: Debian builds oneDNN with the OpenCL GPU runtime, so its CMake
+# package looks for OpenCL (only a Recommends of libdnnl-dev).
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
