@@ -32,29 +32,36 @@ std::uint64_t estimate_call_cycles(const target::MachineDescription& m, const Ke
   return 0;
 }
 
+std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& m, const Superstep& s) {
+  // Measured kernel cycles include their launch (docs/COST_MODEL.md): no launch term here.
+  std::vector<std::uint64_t> busy(m.tiles, 0);
+  for (const KernelCall& c : s.compute) busy.at(c.tile) += estimate_call_cycles(m, c);
+  return busy;
+}
+
+std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& m, const Superstep& s) {
+  std::uint32_t waves = 0;
+  for (const Transfer& t : s.exchange) waves = std::max(waves, t.wave + 1);
+  std::vector<std::vector<std::uint64_t>> sent(waves, std::vector<std::uint64_t>(m.tiles, 0)),
+      received(waves, std::vector<std::uint64_t>(m.tiles, 0));
+  for (const Transfer& t : s.exchange) {
+    sent[t.wave].at(t.source.tile) += t.bytes;
+    for (const Endpoint& d : t.destinations) received[t.wave].at(d.tile) += t.bytes;
+  }
+  for (std::uint32_t w = 0; w < waves; ++w)
+    for (std::uint32_t t = 0; t < m.tiles; ++t)
+      sent[w][t] = std::max((sent[w][t] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
+                            (received[w][t] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle);
+  return sent;
+}
+
 StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) {
   StepCost cost;
-  std::map<std::uint32_t, std::uint64_t> per_tile;
-  // Measured kernel cycles include their launch (docs/COST_MODEL.md): no launch term here.
-  for (const KernelCall& c : s.compute) per_tile[c.tile] += estimate_call_cycles(m, c);
-  for (const auto& [tile, cycles] : per_tile) cost.compute = std::max(cost.compute, cycles);
+  const auto busy = tile_compute_cycles(m, s);
+  cost.compute = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
   if (!s.exchange.empty()) {
     // Waves run one after another; a wave lasts as long as its busiest endpoint.
-    std::uint32_t waves = 0;
-    for (const Transfer& t : s.exchange) waves = std::max(waves, t.wave + 1);
-    std::vector<std::vector<std::uint64_t>> sent(waves, std::vector<std::uint64_t>(m.tiles, 0)),
-        received(waves, std::vector<std::uint64_t>(m.tiles, 0));
-    for (const Transfer& t : s.exchange) {
-      sent[t.wave][t.source.tile] += t.bytes;
-      for (const Endpoint& d : t.destinations) received[t.wave][d.tile] += t.bytes;
-    }
-    for (std::uint32_t w = 0; w < waves; ++w) {
-      std::uint64_t worst = 0;
-      for (std::uint32_t t = 0; t < m.tiles; ++t)
-        worst = std::max({worst, (sent[w][t] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
-                          (received[w][t] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle});
-      cost.exchange += worst;
-    }
+    for (const auto& wave : tile_wave_cycles(m, s)) cost.exchange += *std::max_element(wave.begin(), wave.end());
     cost.sync = m.sync_cycles;
   }
   return cost;

@@ -46,6 +46,10 @@ struct StepCost {
   std::uint64_t compute = 0, exchange = 0, sync = 0;
 };
 StepCost estimate_step(const target::MachineDescription& machine, const Superstep& step);
+// The parts of that estimate per tile: each tile's compute cycles, and per exchange wave
+// each tile's busy cycles (max of its sent and received bytes at the machine's rates).
+std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& machine, const Superstep& step);
+std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& machine, const Superstep& step);
 std::uint64_t estimate_call_cycles(const target::MachineDescription& machine, const KernelCall& call);
 
 }  // namespace tilevit::compiler

@@ -38,8 +38,7 @@ struct Builder {
 
   // One superstep starting at cycle `at`; returns its end.
   std::uint64_t step(const compiler::Superstep& s, std::uint32_t index, std::uint32_t it, std::uint64_t at) {
-    std::vector<std::uint64_t> busy(m.tiles, 0);
-    for (const auto& call : s.compute) busy[call.tile] += compiler::estimate_call_cycles(m, call);
+    const auto busy = compiler::tile_compute_cycles(m, s);
     const std::uint64_t compute = *std::max_element(busy.begin(), busy.end());
     for (std::uint32_t tile = 0; tile < m.tiles; ++tile) {
       add(tile, at, at + busy[tile], Activity::compute, index, it);
@@ -49,19 +48,7 @@ struct Builder {
     if (s.exchange.empty()) return at;
     for (std::uint32_t tile = 0; tile < m.tiles; ++tile) add(tile, at, at + m.sync_cycles, Activity::sync, index, it);
     at += m.sync_cycles;
-    std::uint32_t waves = 0;
-    for (const auto& x : s.exchange) waves = std::max(waves, x.wave + 1);
-    std::vector<std::vector<std::uint64_t>> sent(waves, std::vector<std::uint64_t>(m.tiles, 0)),
-        received(waves, std::vector<std::uint64_t>(m.tiles, 0));
-    for (const auto& x : s.exchange) {
-      sent[x.wave][x.source.tile] += x.bytes;
-      for (const auto& d : x.destinations) received[x.wave][d.tile] += x.bytes;
-    }
-    for (std::uint32_t w = 0; w < waves; ++w) {
-      std::vector<std::uint64_t> cycles(m.tiles);
-      for (std::uint32_t tile = 0; tile < m.tiles; ++tile)
-        cycles[tile] = std::max((sent[w][tile] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
-                                (received[w][tile] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle);
+    for (const auto& cycles : compiler::tile_wave_cycles(m, s)) {
       const std::uint64_t length = *std::max_element(cycles.begin(), cycles.end());
       for (std::uint32_t tile = 0; tile < m.tiles; ++tile) {
         add(tile, at, at + cycles[tile], Activity::exchange, index, it);
