@@ -17,6 +17,7 @@
 #include "compiler/compile.hpp"
 #include "device/device.hpp"
 #include "device/timeline.hpp"
+#include "profile/trace.hpp"
 #include "formats/npy.hpp"
 #include "package/program_codec.hpp"
 #include "reference/compare.hpp"
@@ -201,6 +202,9 @@ struct RunCommand {
     for (std::size_t a = 0; a < device::kActivities; ++a)
       activity[device::activity_name(static_cast<device::Activity>(a))] = timeline.tile_cycles[a] / tile_cycles;
     report["tile_activity_share"] = activity;
+    const std::string trace = (std::filesystem::path(out_dir) / "trace.json").string();
+    write_text_atomically(trace, profile::chrome_trace_json(timeline, contents.machine, contents.program));
+    report["trace"] = trace;
     report["cosines"] = cosines;
     report["min_cosine"] = cosines.empty() ? nlohmann::json(nullptr) : nlohmann::json(*std::min_element(cosines.begin(), cosines.end()));
     if (check_numerics) {

@@ -12,6 +12,7 @@ const char* activity_name(Activity a) {
     case Activity::idle: return "idle";
     case Activity::sync: return "sync";
     case Activity::exchange: return "exchange";
+    case Activity::repeat: return "repeat";
   }
   return "?";
 }
@@ -69,10 +70,14 @@ Timeline build_timeline(const target::MachineDescription& m, const compiler::Com
   Builder b{m, t};
   std::uint64_t at = 0;
   for (std::uint32_t s = 0; s < p.loop_begin; ++s) at = b.step(p.steps[s], s, 0, at);
+  std::uint64_t repeat_start = 0;
   for (std::uint32_t it = 0; it < p.loop_count; ++it) {
     b.detail = it < iterations_in_detail;
+    if (it == iterations_in_detail) repeat_start = at;
     for (std::uint32_t s = p.loop_begin; s < p.loop_end; ++s) at = b.step(p.steps[s], s, it, at);
   }
+  if (iterations_in_detail < p.loop_count)  // one "repeat remainder" interval per tile
+    for (auto& list : t.tiles) list.push_back(Interval{repeat_start, at, Activity::repeat, p.loop_begin, iterations_in_detail});
   b.detail = true;
   for (std::uint32_t s = p.loop_end; s < p.steps.size(); ++s) at = b.step(p.steps[s], s, 0, at);
   t.span = at;

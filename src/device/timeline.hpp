@@ -11,7 +11,9 @@
 
 namespace tilevit::device {
 
-enum class Activity : std::uint8_t { compute, idle, sync, exchange };
+// `repeat` marks one interval per tile standing for loop iterations that are summarised
+// rather than detailed; it is not counted in tile_cycles (its activities are).
+enum class Activity : std::uint8_t { compute, idle, sync, exchange, repeat };
 inline constexpr std::size_t kActivities = 4;
 const char* activity_name(Activity activity);
 
