@@ -110,6 +110,7 @@ struct RunCommand {
       const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
       write_bytes_atomically(path, bytes);
       compile_seconds = since(t0);
+      // Run what was written, not the in-memory program: the package must stand alone.
       const auto container = package::Container::open(path);
       sha = container.sha256_hex();
       contents = package::decode_package(container);

@@ -3,13 +3,7 @@
 // when anything has to move) and appends its kernel calls to the current compute phase.
 #include "compiler/lower.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <optional>
-
-#include "compiler/gemm_plan.hpp"
 #include "compiler/lowering_context.hpp"
-#include "support/error.hpp"
 
 namespace tilevit::compiler {
 

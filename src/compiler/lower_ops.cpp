@@ -26,6 +26,36 @@ Operand whole(LoweringContext& cx, const Block& b, DType dtype, std::uint32_t st
   return cx.operand(b.allocation, b.offset, b.rows * b.cols * dtype_bytes(dtype), stride);
 }
 
+// Reduce-scatter of one group of partial sums: `partials` are (tile, allocation) pairs,
+// each holding rows x row_bytes. The rows are cut into one sub-block per partial; the
+// tile of partial k2 receives sub-block k2 of every partial, stacked in partial order,
+// into a fresh allocation. Transfers go to `moves`.
+struct ScatteredRows {
+  std::uint32_t tile, row0, rows, parts;
+};
+std::vector<ScatteredRows> scatter_rows(LoweringContext& cx, const std::string& label,
+                                        const std::vector<std::pair<std::uint32_t, std::uint32_t>>& partials,
+                                        std::uint32_t rows, std::uint32_t row_bytes, std::vector<Transfer>& moves) {
+  const auto n = static_cast<std::uint32_t>(partials.size());
+  const std::uint32_t sub = ceil_div(rows, n);
+  std::vector<ScatteredRows> out;
+  for (std::uint32_t k2 = 0; k2 < n && k2 * sub < rows; ++k2) {
+    const std::uint32_t count = std::min(sub, rows - k2 * sub);
+    const std::uint32_t bytes = count * row_bytes;
+    ScatteredRows part{partials[k2].first, k2 * sub, count, 0};
+    part.parts = cx.allocate(part.tile, label, AllocationKind::activation, bytes * n, RegionNeed::any);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      Transfer t;
+      t.source = Endpoint{partials[k].first, partials[k].second, k2 * sub * row_bytes};
+      t.bytes = bytes;
+      t.destinations.push_back(Endpoint{part.tile, part.parts, k * bytes});
+      moves.push_back(std::move(t));
+    }
+    out.push_back(part);
+  }
+  return out;
+}
+
 }  // namespace
 
 void lower_gemm(LoweringContext& cx, const Op& op) {
@@ -133,22 +163,10 @@ void lower_gemm(LoweringContext& cx, const Op& op) {
   for (std::uint32_t r = 0; r < rg; ++r)
     for (std::uint32_t c = 0; c < cg; ++c) {
       const Cell& head = at(r, 0, c);
-      const std::uint32_t sub = ceil_div(head.rows, kg);
-      for (std::uint32_t k2 = 0; k2 < kg && k2 * sub < head.rows; ++k2) {
-        const std::uint32_t rows = std::min(sub, head.rows - k2 * sub);
-        const Cell& target = at(r, k2, c);
-        const std::uint32_t bytes = rows * head.cw * 2;
-        Reduction red{target.tile, head.r0 + k2 * sub, rows, head.c0, head.cw, 0};
-        red.parts = cx.allocate(red.tile, op.name + ".partials", AllocationKind::activation, bytes * kg, RegionNeed::any);
-        for (std::uint32_t k = 0; k < kg; ++k) {
-          Transfer t;
-          t.source = Endpoint{at(r, k, c).tile, at(r, k, c).partial, k2 * sub * head.cw * 2};
-          t.bytes = bytes;
-          t.destinations.push_back(Endpoint{red.tile, red.parts, k * bytes});
-          moves.push_back(std::move(t));
-        }
-        reductions.push_back(red);
-      }
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> partials;
+      for (std::uint32_t k = 0; k < kg; ++k) partials.emplace_back(at(r, k, c).tile, at(r, k, c).partial);
+      for (const auto& part : scatter_rows(cx, op.name + ".partials", partials, head.rows, head.cw * 2, moves))
+        reductions.push_back(Reduction{part.tile, head.r0 + part.row0, part.rows, head.c0, head.cw, part.parts});
     }
   cx.add_transfers(std::move(moves));
   for (const Reduction& red : reductions) {
@@ -333,21 +351,10 @@ void lower_attention(LoweringContext& cx, const Op& op) {
     for (std::uint32_t h = 0; h < heads; ++h)
       for (std::uint32_t qb = 0; qb < qbs; ++qb) {
         const Cell& head = at(b, h, qb, 0);
-        const std::uint32_t sub = ceil_div(head.rows, kbs);
-        for (std::uint32_t k2 = 0; k2 < kbs && k2 * sub < head.rows; ++k2) {
-          const std::uint32_t rows = std::min(sub, head.rows - k2 * sub);
-          const std::uint32_t bytes = rows * (d + 1) * 4;
-          Combine cb{at(b, h, qb, k2).tile, b * out_rows_per_image + head.r0 + k2 * sub, rows, h, 0};
-          cb.parts = cx.allocate(cb.tile, op.name + ".partials", AllocationKind::activation, bytes * kbs, RegionNeed::any);
-          for (std::uint32_t kb = 0; kb < kbs; ++kb) {
-            Transfer t;
-            t.source = Endpoint{at(b, h, qb, kb).tile, at(b, h, qb, kb).partial, k2 * sub * (d + 1) * 4};
-            t.bytes = bytes;
-            t.destinations.push_back(Endpoint{cb.tile, cb.parts, kb * bytes});
-            partial_moves.push_back(std::move(t));
-          }
-          combines.push_back(cb);
-        }
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> partials;
+        for (std::uint32_t kb = 0; kb < kbs; ++kb) partials.emplace_back(at(b, h, qb, kb).tile, at(b, h, qb, kb).partial);
+        for (const auto& part : scatter_rows(cx, op.name + ".partials", partials, head.rows, (d + 1) * 4, partial_moves))
+          combines.push_back(Combine{part.tile, b * out_rows_per_image + head.r0 + part.row0, part.rows, h, part.parts});
       }
   cx.add_transfers(std::move(partial_moves));
   for (const Combine& cb : combines) {
