@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ccache pkg-config
   nlohmann-json3-dev libcli11-dev libpng-dev libjpeg-dev libssl-dev zlib1g-dev
-  libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+  libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  chromium nodejs npm)
+# chromium nodejs npm: the headless-browser tests of the HTML viewers (tests/browser).
 # ocl-icd-opencl-dev: Debian builds oneDNN with the OpenCL GPU runtime, so its CMake
 # package looks for OpenCL (only a Recommends of libdnnl-dev).
 missing=()
@@ -18,6 +20,13 @@ if ((${#missing[@]})); then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The browser tests' node packages (playwright-core, pinned in tests/browser/package-lock.json;
+# it never downloads a browser: the tests use /usr/bin/chromium). Skipped when up to date.
+lock=tests/browser/package-lock.json
+if [ ! -f tests/browser/node_modules/.package-lock.json ] || [ "$lock" -nt tests/browser/node_modules/.package-lock.json ]; then
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix tests/browser --no-audit --no-fund
 fi
 
 [ "${1:-}" = "--no-build" ] && exit 0

@@ -6,6 +6,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/distribution.hpp"
 #include "package/program_codec.hpp"
@@ -19,6 +20,7 @@ namespace {
 
 struct CompileCommand {
   ModelOptions model;
+  ProfileFlags profiling;
   std::string machine_file, package;
   std::uint32_t stream_words = 1024;
   bool json = false, fuse_qkv = true, steps = false;
@@ -32,6 +34,7 @@ struct CompileCommand {
         ->capture_default_str();
     app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k, v)");
     app.add_option("--package", package, "output package file");
+    profiling.add_to(app, false);
     app.add_flag("--json", json, "print one JSON object");
     app.add_flag("--steps", steps, "also list every superstep: estimated compute and exchange cycles, bytes");
     return [this] { return run(); };
@@ -45,7 +48,7 @@ struct CompileCommand {
     const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
     progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers) for " + machine.name);
     const compiler::CompiledModel compiled =
-        compiler::compile_model(graph, machine, compiler::CompileOptions{stream_words, false});
+        compiler::compile_model(graph, machine, compiler::CompileOptions{stream_words, profiling.options()});
     std::string sha;
     std::uint64_t package_bytes = 0;
     {
@@ -62,6 +65,7 @@ struct CompileCommand {
     j["package_bytes"] = package_bytes;
     if (!package.empty()) j["package"] = package;
     j["machine"] = machine.name;
+    j["profiling"] = profiling.enabled ? nlohmann::json(profiling.granularity) : nlohmann::json(false);
     j["compile_seconds"] = seconds;
     j["tiles_used"] = s.tiles_used;
     j["supersteps"] = s.supersteps;

@@ -14,9 +14,15 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
 #include "device/device.hpp"
 #include "device/timeline.hpp"
+#include "profile/memory_html.hpp"
+#include "profile/memory_map.hpp"
+#include "profile/memory_png.hpp"
+#include "profile/profile_file.hpp"
+#include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
 #include "formats/npy.hpp"
 #include "package/program_codec.hpp"
@@ -63,6 +69,7 @@ class DeviceLock {
 
 struct RunCommand {
   ModelOptions model;
+  ProfileFlags profiling;
   std::string machine_file, package_file, lock_file, out_dir = "tilevit-out", save_embeddings;
   std::uint32_t stream_words = 1024;
   int inferences = 3;
@@ -87,7 +94,42 @@ struct RunCommand {
     app.add_option("--save-embeddings", save_embeddings, "write the last call's embeddings as .npy [batch, width]");
     app.add_option("--min-cosine", threshold, "pass threshold")->capture_default_str();
     app.add_flag("--json", json, "print one JSON object");
+    profiling.add_to(app, true);
     return [this] { return run(); };
+  }
+
+  // The profile (when the package records one) and the memory map, next to run.json.
+  nlohmann::json write_views(const package::PackageContents& contents, const std::string& sha,
+                             const model::ViTConfig& config) {
+    namespace fs = std::filesystem;
+    nlohmann::json files;
+    auto out = [&](const char* name) { return (fs::path(out_dir) / name).string(); };
+    auto note = [&](const char* name) { files[name] = {{"path", out(name)}, {"bytes", fs::file_size(out(name))}}; };
+    const auto& program = contents.program;
+    if (program.profiling.enabled) {
+      progress("writing profile, model.html, trace.json");
+      auto p = profile::build_profile(contents.machine, program,
+                                      {program.profiling.granularity, program.profiling.iterations_in_detail});
+      p.package_sha256 = sha;
+      p.model = config.name + ", " + std::to_string(config.layers) + " layers, batch " + std::to_string(config.batch);
+      profile::write_profile(out("profile.tvprof"), p);
+      note("profile.tvprof");
+      write_text_atomically(out("model.html"), profile::render_timeline_html(p, profile::peaks_of(p)));
+      note("model.html");
+      write_text_atomically(out("trace.json"), profile::chrome_trace_json(p));
+      note("trace.json");
+    } else {
+      progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
+    }
+    progress("writing memory.json, memory.png, memory.html");
+    const auto map = profile::memory_map_json(contents.machine, program, program.profiling.enabled);
+    write_text_atomically(out("memory.json"), map.dump());
+    note("memory.json");
+    write_bytes_atomically(out("memory.png"), profile::render_memory_png(map));
+    note("memory.png");
+    write_text_atomically(out("memory.html"), profile::render_memory_html(map));
+    note("memory.html");
+    return files;
   }
 
   int run() {
@@ -105,7 +147,7 @@ struct RunCommand {
       progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
                std::to_string(config.batch) + ") for " + machine.name);
       const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine,
-                                                    compiler::CompileOptions{stream_words, false});
+                                                    compiler::CompileOptions{stream_words, profiling.options()});
       const auto bytes = package::encode_package(compiled, machine).bytes();
       const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
       write_bytes_atomically(path, bytes);
@@ -203,10 +245,7 @@ struct RunCommand {
     for (std::size_t a = 0; a < device::kActivities; ++a)
       activity[device::activity_name(static_cast<device::Activity>(a))] = timeline.tile_cycles[a] / tile_cycles;
     report["tile_activity_share"] = activity;
-    const std::string trace = (std::filesystem::path(out_dir) / "trace.json").string();
-    write_text_atomically(trace, profile::chrome_trace_json(timeline, contents.machine, contents.program));
-    report["trace"] = trace;
-    report["cosines"] = cosines;
+    report["outputs"] = write_views(contents, sha, config);    report["cosines"] = cosines;
     report["min_cosine"] = cosines.empty() ? nlohmann::json(nullptr) : nlohmann::json(*std::min_element(cosines.begin(), cosines.end()));
     if (check_numerics) {
       double max_diff = 0;

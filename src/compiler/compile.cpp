@@ -82,7 +82,7 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
   }
   for (const ElementConflict& c : out.lowered.conflicts_by_allocation)
     inputs[p.allocations[c.a].tile].conflicts.push_back(ElementConflict{index_in_tile[c.a], index_in_tile[c.b]});
-  const std::vector<TilePlacement> placed = place_all(machine, inputs, options.profiling);
+  const std::vector<TilePlacement> placed = place_all(machine, inputs, options.profiling.enabled);
   for (std::size_t i = 0; i < p.allocations.size(); ++i)
     p.allocations[i].address = placed[p.allocations[i].tile].address[index_in_tile[i]];
 

@@ -8,13 +8,14 @@
 #include "compiler/graph.hpp"
 #include "compiler/lower.hpp"
 #include "compiler/placement.hpp"
+#include "compiler/profiling.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::compiler {
 
 struct CompileOptions {
   std::uint32_t exchange_stream_words = 1024;
-  bool profiling = false;
+  ProfilingOptions profiling;  // enabled: reserve the profiling buffers
 };
 
 struct CompileStats {

@@ -28,7 +28,7 @@ struct HostBinding {
 
 struct LoweringOptions {
   std::uint32_t exchange_stream_words = 1024;
-  bool profiling = false;
+  ProfilingOptions profiling;
 };
 
 struct Lowered {

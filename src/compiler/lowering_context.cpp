@@ -241,7 +241,17 @@ Lowered LoweringContext::finish() {
     for (std::uint32_t t = 0; t < tiles(); ++t) table[t] += kExchangeBytesPerStep * waves_of[t].size();
   }
   const std::uint32_t saved_first = 0, saved_last = step();
+  p.profiling = options.profiling;
+  const std::vector<std::uint64_t> records = profile_records_per_tile(p, tiles(), options.profiling);
   for (std::uint32_t t = 0; t < tiles(); ++t) {
+    if (records[t] > 0) {  // the tile's profiling sample buffer
+      const std::uint64_t bytes = records[t] * kProfileRecordBytes;
+      if (bytes > UINT32_MAX) throw Error("profiling buffer of tile " + std::to_string(t) + " too large", kExitResource);
+      const std::uint32_t b = allocate(t, "support.profile_samples", AllocationKind::support,
+                                       static_cast<std::uint32_t>(bytes), RegionNeed::any, 8);
+      p.allocations[b].request.first = saved_first;
+      p.allocations[b].request.last = saved_last;
+    }
     std::uint32_t code = kSupervisorCodeBytes;
     for (KernelKind k : kinds[t]) code += code_bytes(k);
     const std::uint32_t c = allocate(t, "support.code", AllocationKind::support, code, RegionNeed::standard, 8);

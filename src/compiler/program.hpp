@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/placement.hpp"
+#include "compiler/profiling.hpp"
 
 namespace tilevit::compiler {
 
@@ -85,6 +86,7 @@ struct CompiledProgram {
   std::uint32_t exchange_stream_words = 1024;  // W: no tile sends or receives more per wave
   std::vector<std::string> op_names;
   std::vector<Allocation> allocations;  // every tile's, with its lifetime and (after placement) address
+  ProfilingOptions profiling;           // what the tiles record (profiling builds reserve buffers for it)
 };
 
 }  // namespace tilevit::compiler

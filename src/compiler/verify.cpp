@@ -222,6 +222,18 @@ struct Checker {
         fail("binding of " + t.name + " on tile " + std::to_string(b.tile) + " does not fit its allocation");
     }
   }
+
+  // A profiling build gives each tile one sample buffer that holds every record it makes.
+  void check_profile_buffers() {
+    const auto records = profile_records_per_tile(p, m.tiles, p.profiling);
+    std::vector<std::uint64_t> reserved(m.tiles, 0);
+    for (const Allocation& a : p.allocations)
+      if (a.request.label == "support.profile_samples" && a.tile < m.tiles) reserved[a.tile] += a.request.bytes;
+    for (std::uint32_t t = 0; t < m.tiles; ++t)
+      if (reserved[t] != records[t] * kProfileRecordBytes)
+        fail("tile " + std::to_string(t) + ": profiling buffer holds " + std::to_string(reserved[t]) + " B, its " +
+             std::to_string(records[t]) + " records need " + std::to_string(records[t] * kProfileRecordBytes) + " B");
+  }
 };
 
 }  // namespace
@@ -234,7 +246,8 @@ VerifyReport verify_program(const target::MachineDescription& machine, const Com
   if (program.loop_begin > program.loop_end || program.loop_end > program.steps.size() || program.loop_count == 0)
     c.fail("loop bounds " + std::to_string(program.loop_begin) + ".." + std::to_string(program.loop_end) +
            " do not fit the program's " + std::to_string(program.steps.size()) + " supersteps");
-  c.check_allocations(profiling);
+  c.check_allocations(profiling || program.profiling.enabled);
+  c.check_profile_buffers();
   c.check_calls();
   c.check_transfers();
   c.check_bindings(bindings, tensors);

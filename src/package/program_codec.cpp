@@ -36,6 +36,9 @@ nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig
                    {"map_attention_key_block", n.map_attention_key_block}};
   j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
   j["exchange_stream_words"] = p.exchange_stream_words;
+  if (p.profiling.enabled)  // absent in unprofiled packages, whose bytes predate profiling builds
+    j["profiling"] = {{"granularity", to_string(p.profiling.granularity)},
+                      {"iterations_in_detail", p.profiling.iterations_in_detail}};
   return j;
 }
 
@@ -176,6 +179,12 @@ PackageContents decode_package(const Container& c) {
     out.program.loop_end = j.at("loop").at("end").get<std::uint32_t>();
     out.program.loop_count = j.at("loop").at("count").get<std::uint32_t>();
     out.program.exchange_stream_words = j.at("exchange_stream_words").get<std::uint32_t>();
+    if (j.contains("profiling")) {
+      const auto& prof = j.at("profiling");
+      out.program.profiling.enabled = true;
+      out.program.profiling.granularity = granularity_from_string(prof.at("granularity").get<std::string>());
+      out.program.profiling.iterations_in_detail = prof.at("iterations_in_detail").get<std::uint32_t>();
+    }
   } catch (const nlohmann::json::exception& e) {
     throw Error(c.name() + ": section \"model\": " + e.what());
   } catch (const Error& e) {

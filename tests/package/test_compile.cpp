@@ -155,7 +155,7 @@ TEST_F(VerifierCatches, UseOutsideLifetime) {
 TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
   model::ViTConfig c = model::ViTConfig::small();
   const auto m = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)), target::test16(),
-                                         compiler::CompileOptions{16, false});
+                                         compiler::CompileOptions{16, {}});
   EXPECT_TRUE(verify(m).ok());
   std::uint32_t most_waves = 0;
   for (const auto& s : m.lowered.program.steps) {
@@ -173,6 +173,6 @@ TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
   EXPECT_GT(most_waves, 1u);
   // Fewer, larger waves with a larger W; the estimate never counts less than one wave.
   const auto big = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)),
-                                           target::test16(), compiler::CompileOptions{4096, false});
+                                           target::test16(), compiler::CompileOptions{4096, {}});
   EXPECT_LE(big.stats.estimated_exchange_cycles, m.stats.estimated_exchange_cycles);
 }

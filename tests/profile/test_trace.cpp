@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/compile.hpp"
+#include "profile/profile.hpp"
 #include "profile/trace.hpp"
 
 using namespace tilevit;
@@ -11,8 +12,8 @@ using namespace tilevit;
 TEST(Trace, ValidChromeTraceWithNestedEventsPerTile) {
   const auto m = compiler::compile_model(
       compiler::build_vit_graph(model::ViTConfig::small(), model::NumericsConfig::uniform(-4)), target::test16(), {});
-  const auto timeline = device::build_timeline(target::test16(), m.lowered.program, 1);
-  const auto j = nlohmann::json::parse(profile::chrome_trace_json(timeline, target::test16(), m.lowered.program));
+  const auto p = profile::build_profile(target::test16(), m.lowered.program, {});
+  const auto j = nlohmann::json::parse(profile::chrome_trace_json(p));
   ASSERT_TRUE(j.contains("traceEvents"));
   std::map<int, std::vector<std::pair<double, double>>> tracks;
   std::map<int, std::string> names;

@@ -1,0 +1,81 @@
+// tilevit memory-map: the exact memory map of every tile of a package, as memory.json,
+// memory.png and memory.html in one output directory (docs/MEMORY_MAP.md).
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "package/program_codec.hpp"
+#include "profile/memory_html.hpp"
+#include "profile/memory_map.hpp"
+#include "profile/memory_png.hpp"
+#include "support/atomic_file.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::cli {
+namespace {
+
+struct MemoryMapCommand {
+  std::string path;
+  std::string out_dir;
+  bool json = false;
+
+  CommandAction setup(CLI::App& app) {
+    app.add_option("PACKAGE", path, "package file (.tvpkg)")->required();
+    app.add_option("--out", out_dir, "output directory (created if missing)")->required();
+    app.add_flag("--json", json, "print one JSON object (files, sizes, counts)");
+    return [this] { return run(); };
+  }
+
+  int run() {
+    namespace fs = std::filesystem;
+    const package::Container container = package::Container::open(path);
+    const package::PackageContents c = package::decode_package(container);
+    // A profiled package reserves the profiling buffers: they are part of its map.
+    const nlohmann::json map = profile::memory_map_json(c.machine, c.program, c.program.profiling.enabled);
+
+    std::error_code ec;
+    if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
+      throw Error(out_dir + ": --out exists and is not a directory", kExitUsage);
+    fs::create_directories(out_dir, ec);
+    if (ec) throw Error(out_dir + ": cannot create the output directory: " + ec.message(), kExitResource);
+
+    const std::string json_text = map.dump() + "\n";
+    const std::vector<std::byte> png = profile::render_memory_png(map);
+    const std::string html = profile::render_memory_html(map);
+    const fs::path dir(out_dir);
+    write_text_atomically((dir / "memory.json").string(), json_text);
+    write_bytes_atomically((dir / "memory.png").string(), png);
+    write_text_atomically((dir / "memory.html").string(), html);
+
+    std::uint64_t entries = map.at("entries").get<std::uint64_t>();
+    if (json) {
+      nlohmann::json j{{"package", path},
+                       {"package_sha256", container.sha256_hex()},
+                       {"out", out_dir},
+                       {"tiles", c.machine.tiles},
+                       {"allocations", c.program.allocations.size()},
+                       {"entries", entries},
+                       {"labels", map.at("labels").size()},
+                       {"profiling", c.program.profiling.enabled},
+                       {"files",
+                        {{"memory.json", json_text.size()}, {"memory.png", png.size()}, {"memory.html", html.size()}}}};
+      std::cout << j.dump(1) << "\n";
+    } else {
+      std::printf("%s: %zu allocations on %u tiles (%llu map entries, %zu labels)\n", path.c_str(),
+                  c.program.allocations.size(), c.machine.tiles, static_cast<unsigned long long>(entries),
+                  map.at("labels").size());
+      std::printf("wrote %s/memory.json (%zu B), memory.png (%zu B), memory.html (%zu B)\n", out_dir.c_str(),
+                  json_text.size(), png.size(), html.size());
+    }
+    return kExitOk;
+  }
+};
+
+MemoryMapCommand command;
+const CommandRegistration registration("memory-map", "write a package's per-tile memory map: memory.json, .png, .html",
+                                       [](CLI::App& app) { return command.setup(app); });
+
+}  // namespace
+}  // namespace tilevit::cli

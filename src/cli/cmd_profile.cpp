@@ -1,0 +1,131 @@
+// tilevit profile render|query|diff: look at profiles (.tvprof) written by `tilevit run`.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "profile/analysis.hpp"
+#include "profile/profile_file.hpp"
+#include "profile/timeline_html.hpp"
+#include "profile/trace.hpp"
+#include "support/atomic_file.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::cli {
+namespace {
+
+std::string with_commas(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string signed_commas(std::int64_t v) { return (v < 0 ? "-" : v > 0 ? "+" : "") + with_commas(std::uint64_t(std::llabs(v))); }
+
+struct ProfileCommand {
+  std::string input, input_b, output, group_by = "kind", format = "html";
+  std::size_t limit = 20;
+  bool json = false;
+  CLI::App *render = nullptr, *query = nullptr, *diff = nullptr;
+
+  CommandAction setup(CLI::App& app) {
+    app.require_subcommand(1);
+    render = app.add_subcommand("render", "write the timeline viewer (model.html) or a Chrome trace of a profile");
+    render->add_option("profile", input, "profile file (.tvprof)")->required();
+    render->add_option("-o,--output", output, "output file")->required();
+    render->add_option("--format", format, "html (timeline viewer) or trace (Chrome/Perfetto trace JSON)")
+        ->check(CLI::IsMember({"html", "trace"}))
+        ->capture_default_str();
+    query = app.add_subcommand("query", "totals of a profile grouped by one field");
+    query->add_option("profile", input, "profile file (.tvprof)")->required();
+    query->add_option("--group-by", group_by, "kind, kernel, operation, phase or tile")->capture_default_str();
+    query->add_option("--limit", limit, "rows to print")->capture_default_str();
+    query->add_flag("--json", json, "print one JSON object");
+    diff = app.add_subcommand("diff", "compare two profiles step by step (or by operation across packages)");
+    diff->add_option("a", input, "first profile")->required();
+    diff->add_option("b", input_b, "second profile")->required();
+    diff->add_option("--limit", limit, "steps and operations to list")->capture_default_str();
+    diff->add_flag("--json", json, "print one JSON object");
+    return [this] { return run(); };
+  }
+
+  int run() {
+    if (render->parsed()) return run_render();
+    if (query->parsed()) return run_query();
+    return run_diff();
+  }
+
+  int run_render() {
+    const auto p = profile::read_profile(input);
+    write_text_atomically(output, format == "html" ? profile::render_timeline_html(p, profile::peaks_of(p)) : profile::chrome_trace_json(p));
+    std::fprintf(stderr, "tilevit: wrote %s\n", output.c_str());
+    return kExitOk;
+  }
+
+  int run_query() {
+    const auto p = profile::read_profile(input);
+    const auto rows = profile::query_profile(p, profile::group_by_from_string(group_by));
+    if (json) {
+      nlohmann::json out{{"profile", input}, {"group_by", group_by}, {"span_cycles", p.span}, {"tiles", p.tiles},
+                         {"rows", nlohmann::json::array()}};
+      for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) out["rows"].push_back(profile::to_json(rows[i]));
+      std::cout << out.dump(1) << "\n";
+      return kExitOk;
+    }
+    std::printf("%s: %s, %s, %u tiles, span %s cycles (%.3f ms), granularity %s\n", input.c_str(), p.model.c_str(),
+                p.machine_name.c_str(), p.tiles, with_commas(p.span).c_str(), double(p.span) / double(p.clock_hz) * 1e3,
+                std::string(compiler::to_string(p.options.granularity)).c_str());
+    std::printf("%-40s %10s %16s %8s %12s %6s\n", group_by.c_str(), "samples", "tile cycles", "share", "max cycles", "tiles");
+    for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
+      const auto& r = rows[i];
+      std::printf("%-40s %10s %16s %7.2f%% %12s %6u\n", r.key.substr(0, 40).c_str(), with_commas(r.samples).c_str(),
+                  with_commas(r.cycles).c_str(), 100 * r.share, with_commas(r.max_cycles).c_str(), r.tiles);
+    }
+    if (rows.size() > limit) std::printf("(%zu more; --limit)\n", rows.size() - limit);
+    return kExitOk;
+  }
+
+  static bool differs(const profile::DiffReport& r) {
+    return r.span_delta != 0 || r.changed_steps > 0 || r.unmatched_steps > 0 || r.samples_differing > 0 ||
+           !r.operations.empty();
+  }
+
+  int run_diff() {
+    const auto a = profile::read_profile(input);
+    const auto b = profile::read_profile(input_b);
+    const auto r = profile::diff_profiles(a, b);
+    for (const auto& w : r.warnings) std::fprintf(stderr, "tilevit: warning: %s\n", w.c_str());
+    if (json) {
+      std::cout << profile::to_json(r, limit).dump(1) << "\n";
+      return differs(r) ? kExitFailure : kExitOk;
+    }
+    std::printf("span: %s -> %s cycles (%s, %+.4f%%)\n", with_commas(r.span_a).c_str(), with_commas(r.span_b).c_str(),
+                signed_commas(r.span_delta).c_str(), r.span_a ? 100.0 * double(r.span_delta) / double(r.span_a) : 0.0);
+    std::printf("steps: %llu matched, %llu changed, %llu only in one profile\n", (unsigned long long)r.matched_steps,
+                (unsigned long long)r.changed_steps, (unsigned long long)r.unmatched_steps);
+    if (r.samples_compared > 0)
+      std::printf("samples: %llu compared, %llu differ\n", (unsigned long long)r.samples_compared,
+                  (unsigned long long)r.samples_differing);
+    for (std::size_t i = 0; i < std::min(limit, r.steps.size()); ++i) {
+      const auto& d = r.steps[i];
+      auto cell = [](std::int64_t v) { return v < 0 ? std::string("-") : with_commas(std::uint64_t(v)); };
+      std::printf("  %-48s %12s -> %12s  %s\n", d.key.substr(0, 48).c_str(), cell(d.cycles_a).c_str(),
+                  cell(d.cycles_b).c_str(), d.cycles_a < 0 || d.cycles_b < 0 ? "(unmatched)" : signed_commas(d.delta).c_str());
+    }
+    for (std::size_t i = 0; i < std::min(limit, r.operations.size()); ++i) {
+      const auto& o = r.operations[i];
+      std::printf("  op %-45s %14s -> %14s  %s\n", o.operation.substr(0, 45).c_str(), with_commas(o.cycles_a).c_str(),
+                  with_commas(o.cycles_b).c_str(), signed_commas(std::int64_t(o.cycles_b - o.cycles_a)).c_str());
+    }
+    const bool same = !differs(r);
+    if (same) std::printf("no difference\n");
+    return same ? kExitOk : kExitFailure;  // like diff(1): 1 when the profiles differ
+  }
+};
+
+ProfileCommand command;
+const CommandRegistration registration("profile", "render, query or compare execution profiles (.tvprof)",
+                                       [](CLI::App& app) { return command.setup(app); });
+
+}  // namespace
+}  // namespace tilevit::cli

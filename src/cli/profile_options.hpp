@@ -1,0 +1,52 @@
+#pragma once
+// The profiling flags shared by `compile` and `run`: whether the build records a profile,
+// at which granularity, and how many loop iterations in detail.
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "compiler/profiling.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::cli {
+
+struct ProfileFlags {
+  bool enabled = true;
+  std::string granularity = "phase";
+  std::string iterations = "1";
+
+  // `on_by_default`: run profiles unless --no-profile; compile only with --profile.
+  void add_to(CLI::App& app, bool on_by_default) {
+    enabled = on_by_default;
+    if (on_by_default)
+      app.add_flag("!--no-profile", enabled, "unprofiled build: no profiling buffers, no profile written");
+    else
+      app.add_flag("--profile", enabled, "profiling build: reserve the tiles' profiling buffers");
+    app.add_option("--profile-granularity", granularity, "graph, phase or kernel")->capture_default_str();
+    app.add_option("--profile-iterations", iterations, "loop iterations recorded in detail: a number or 'all'")
+        ->capture_default_str();
+  }
+
+  compiler::ProfilingOptions options() const {
+    compiler::ProfilingOptions o;
+    o.enabled = enabled;
+    o.granularity = compiler::granularity_from_string(granularity);
+    if (iterations == "all") {
+      o.iterations_in_detail = UINT32_MAX;
+    } else {
+      std::size_t used = 0;
+      unsigned long v = 0;
+      try {
+        v = std::stoul(iterations, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != iterations.size() || iterations.empty() || v > 1000000)
+        throw Error("--profile-iterations " + iterations + ": expected a number or 'all'", kExitUsage);
+      o.iterations_in_detail = static_cast<std::uint32_t>(v);
+    }
+    return o;
+  }
+};
+
+}  // namespace tilevit::cli

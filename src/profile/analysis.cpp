@@ -1,0 +1,191 @@
+#include "profile/analysis.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "support/error.hpp"
+
+namespace tilevit::profile {
+
+GroupBy group_by_from_string(const std::string& name) {
+  static const std::map<std::string, GroupBy> names{{"kind", GroupBy::kind},
+                                                    {"kernel", GroupBy::kernel},
+                                                    {"operation", GroupBy::operation},
+                                                    {"phase", GroupBy::phase},
+                                                    {"tile", GroupBy::tile}};
+  const auto it = names.find(name);
+  if (it == names.end())
+    throw Error("--group-by " + name + ": expected kind, kernel, operation, phase or tile", kExitUsage);
+  return it->second;
+}
+
+namespace {
+
+std::string group_key(const Profile& p, const Sample& s, std::uint32_t tile, GroupBy g) {
+  const StepMeta& m = p.meta[s.meta];
+  switch (g) {
+    case GroupBy::kind: return std::string(to_string(m.kind));
+    case GroupBy::kernel: return m.kind == SampleKind::compute ? m.kernel : "(" + std::string(to_string(m.kind)) + ")";
+    case GroupBy::operation:
+      return m.kind == SampleKind::compute ? m.operation : "(" + std::string(to_string(m.kind)) + ")";
+    case GroupBy::phase: return m.phase.empty() ? "(" + std::string(to_string(m.kind)) + ")" : m.phase;
+    case GroupBy::tile: return "tile " + std::to_string(tile);
+  }
+  return "";
+}
+
+std::string step_key(const StepMeta& m) {
+  return m.phase + (m.layer >= 0 ? " @ layer " + std::to_string(m.layer) : "");
+}
+
+}  // namespace
+
+std::vector<QueryRow> query_profile(const Profile& p, GroupBy g) {
+  std::map<std::string, QueryRow> rows;
+  std::map<std::string, std::uint32_t> last_tile;
+  for (std::uint32_t t = 0; t < p.samples.size(); ++t)
+    for (const Sample& s : p.samples[t]) {
+      const std::string key = group_key(p, s, t, g);
+      QueryRow& r = rows[key];
+      r.key = key;
+      ++r.samples;
+      r.cycles += s.end - s.start;
+      r.max_cycles = std::max(r.max_cycles, s.end - s.start);
+      r.flops += s.flops;
+      r.words += std::uint64_t(s.words_sent) + s.words_received;
+      const auto [it, inserted] = last_tile.try_emplace(key, t);
+      if (inserted || it->second != t) ++r.tiles;
+      it->second = t;
+    }
+  std::vector<QueryRow> out;
+  const double area = double(p.span) * double(std::max<std::uint32_t>(p.tiles, 1));
+  for (auto& [key, r] : rows) {
+    r.share = area > 0 ? double(r.cycles) / area : 0;
+    out.push_back(r);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const QueryRow& a, const QueryRow& b) { return a.cycles > b.cycles; });
+  return out;
+}
+
+std::vector<StepSpan> step_spans(const Profile& p) {
+  // (step, layer) -> span over every tile's samples of that step execution.
+  std::map<std::pair<std::uint32_t, std::int32_t>, StepSpan> spans;
+  for (const auto& tile : p.samples)
+    for (const Sample& s : tile) {
+      const StepMeta& m = p.meta[s.meta];
+      if (m.step == kNoStep || m.kind == SampleKind::repeat) continue;
+      auto [it, inserted] = spans.try_emplace({m.step, m.layer}, StepSpan{step_key(m), s.start, s.end});
+      it->second.start = std::min(it->second.start, s.start);
+      it->second.end = std::max(it->second.end, s.end);
+    }
+  std::vector<StepSpan> out;
+  for (auto& [k, v] : spans) out.push_back(v);
+  std::stable_sort(out.begin(), out.end(), [](const StepSpan& a, const StepSpan& b) { return a.start < b.start; });
+  // Several steps can share a phase label: number repeats in time order.
+  std::map<std::string, int> seen;
+  for (StepSpan& s : out)
+    if (int n = seen[s.key]++; n > 0) s.key += " #" + std::to_string(n + 1);
+  return out;
+}
+
+DiffReport diff_profiles(const Profile& a, const Profile& b) {
+  DiffReport r;
+  r.same_package = !a.package_sha256.empty() && a.package_sha256 == b.package_sha256;
+  r.span_a = a.span;
+  r.span_b = b.span;
+  r.span_delta = std::int64_t(b.span) - std::int64_t(a.span);
+  if (!r.same_package)
+    r.warnings.push_back("profiles of different packages (" + (a.package_sha256.empty() ? "?" : a.package_sha256.substr(0, 12)) +
+                         " vs " + (b.package_sha256.empty() ? "?" : b.package_sha256.substr(0, 12)) +
+                         "): steps matched by phase and layer, operations compared by total cycles");
+  if (a.options.granularity != b.options.granularity)
+    r.warnings.push_back("granularities differ (" + std::string(compiler::to_string(a.options.granularity)) + " vs " +
+                         std::string(compiler::to_string(b.options.granularity)) + ")");
+
+  std::map<std::string, StepDiff> steps;
+  for (const StepSpan& s : step_spans(a)) steps[s.key] = StepDiff{s.key, std::int64_t(s.end - s.start), -1, 0};
+  for (const StepSpan& s : step_spans(b)) {
+    auto [it, inserted] = steps.try_emplace(s.key, StepDiff{s.key, -1, -1, 0});
+    it->second.cycles_b = std::int64_t(s.end - s.start);
+  }
+  for (auto& [key, d] : steps) {
+    if (d.cycles_a < 0 || d.cycles_b < 0) {
+      ++r.unmatched_steps;
+      r.steps.push_back(d);
+      continue;
+    }
+    ++r.matched_steps;
+    d.delta = d.cycles_b - d.cycles_a;
+    if (d.delta != 0) {
+      ++r.changed_steps;
+      r.steps.push_back(d);
+    }
+  }
+  auto magnitude = [](const StepDiff& d) {
+    return d.cycles_a < 0 || d.cycles_b < 0 ? std::max(d.cycles_a, d.cycles_b) : std::abs(d.delta);
+  };
+  std::stable_sort(r.steps.begin(), r.steps.end(),
+                   [&](const StepDiff& x, const StepDiff& y) { return magnitude(x) > magnitude(y); });
+
+  if (r.same_package && a.options == b.options && a.tiles == b.tiles) {
+    for (std::size_t t = 0; t < a.samples.size(); ++t) {
+      const auto& x = a.samples[t];
+      const auto& y = b.samples[t];
+      r.samples_compared += std::max(x.size(), y.size());
+      for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i)
+        if (i >= x.size() || i >= y.size() || x[i].start != y[i].start || x[i].end != y[i].end ||
+            !(a.meta[x[i].meta] == b.meta[y[i].meta]))
+          ++r.samples_differing;
+    }
+  }
+  if (!r.same_package) {
+    std::map<std::string, OperationDiff> ops;
+    for (const QueryRow& q : query_profile(a, GroupBy::operation)) ops[q.key] = OperationDiff{q.key, q.cycles, 0};
+    for (const QueryRow& q : query_profile(b, GroupBy::operation)) {
+      auto [it, inserted] = ops.try_emplace(q.key, OperationDiff{q.key, 0, 0});
+      it->second.cycles_b = q.cycles;
+    }
+    for (auto& [k, o] : ops)
+      if (o.cycles_a != o.cycles_b) r.operations.push_back(o);
+    std::stable_sort(r.operations.begin(), r.operations.end(), [](const OperationDiff& x, const OperationDiff& y) {
+      return std::llabs(std::int64_t(x.cycles_b - x.cycles_a)) > std::llabs(std::int64_t(y.cycles_b - y.cycles_a));
+    });
+  }
+  return r;
+}
+
+nlohmann::json to_json(const QueryRow& r) {
+  return {{"key", r.key},     {"samples", r.samples}, {"cycles", r.cycles}, {"max_cycles", r.max_cycles},
+          {"flops", r.flops}, {"words", r.words},     {"tiles", r.tiles},   {"share", r.share}};
+}
+
+nlohmann::json to_json(const DiffReport& r, std::size_t limit) {
+  nlohmann::json steps = nlohmann::json::array(), ops = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(limit, r.steps.size()); ++i) {
+    const StepDiff& d = r.steps[i];
+    steps.push_back({{"step", d.key},
+                     {"cycles_a", d.cycles_a < 0 ? nlohmann::json(nullptr) : nlohmann::json(d.cycles_a)},
+                     {"cycles_b", d.cycles_b < 0 ? nlohmann::json(nullptr) : nlohmann::json(d.cycles_b)},
+                     {"delta", d.delta}});
+  }
+  for (std::size_t i = 0; i < std::min(limit, r.operations.size()); ++i)
+    ops.push_back({{"operation", r.operations[i].operation},
+                   {"cycles_a", r.operations[i].cycles_a},
+                   {"cycles_b", r.operations[i].cycles_b},
+                   {"delta", std::int64_t(r.operations[i].cycles_b - r.operations[i].cycles_a)}});
+  return {{"same_package", r.same_package},
+          {"warnings", r.warnings},
+          {"span_a", r.span_a},
+          {"span_b", r.span_b},
+          {"span_delta", r.span_delta},
+          {"matched_steps", r.matched_steps},
+          {"changed_steps", r.changed_steps},
+          {"unmatched_steps", r.unmatched_steps},
+          {"samples_compared", r.samples_compared},
+          {"samples_differing", r.samples_differing},
+          {"steps", steps},
+          {"operations", ops}};
+}
+
+}  // namespace tilevit::profile

@@ -1,0 +1,61 @@
+#pragma once
+// What `tilevit profile query` and `profile diff` compute from profiles: totals grouped
+// by one field, and the step-by-step comparison of two profiles.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "profile/profile.hpp"
+
+namespace tilevit::profile {
+
+enum class GroupBy : std::uint8_t { kind, kernel, operation, phase, tile };
+GroupBy group_by_from_string(const std::string& name);  // throws Error(kExitUsage)
+
+struct QueryRow {
+  std::string key;
+  std::uint64_t samples = 0, cycles = 0, max_cycles = 0;  // summed over tiles; longest sample
+  std::uint64_t flops = 0, words = 0;                     // words sent + received
+  std::uint32_t tiles = 0;                                // tiles with at least one sample
+  double share = 0;                                       // of span x tiles
+};
+// Sorted by cycles, most first; ties by key.
+std::vector<QueryRow> query_profile(const Profile& profile, GroupBy group_by);
+
+// One superstep execution (a step at a loop iteration), matched across profiles by its
+// phase label, layer and occurrence: the same key in two builds of one model.
+struct StepSpan {
+  std::string key;      // e.g. "layer.mlp_up @ layer 0"
+  std::uint64_t start = 0, end = 0;  // earliest sample start, latest sample end over tiles
+};
+std::vector<StepSpan> step_spans(const Profile& profile);
+
+struct StepDiff {
+  std::string key;
+  std::int64_t cycles_a = -1, cycles_b = -1;  // -1: absent in that profile
+  std::int64_t delta = 0;                    // b - a (0 when absent on one side)
+};
+
+struct OperationDiff {
+  std::string operation;
+  std::uint64_t cycles_a = 0, cycles_b = 0;  // compute cycles summed over tiles
+};
+
+struct DiffReport {
+  bool same_package = false;
+  std::vector<std::string> warnings;
+  std::uint64_t span_a = 0, span_b = 0;
+  std::int64_t span_delta = 0;
+  std::uint64_t matched_steps = 0, changed_steps = 0, unmatched_steps = 0;
+  std::uint64_t samples_compared = 0, samples_differing = 0;  // same package and options only
+  std::vector<StepDiff> steps;            // changed or unmatched, largest |delta| first
+  std::vector<OperationDiff> operations;  // different packages: per operation, largest change first
+};
+DiffReport diff_profiles(const Profile& a, const Profile& b);
+
+nlohmann::json to_json(const QueryRow& row);
+nlohmann::json to_json(const DiffReport& report, std::size_t limit);
+
+}  // namespace tilevit::profile

@@ -1,0 +1,272 @@
+// The modelled profile of one call: the same per-tile cost model as the compiler's
+// estimate and the device timeline (compiler/compile.hpp), recorded at the granularity a
+// profiling build asks for.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "compiler/compile.hpp"
+#include "profile/profile.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::profile {
+
+std::string_view to_string(SampleKind kind) {
+  switch (kind) {
+    case SampleKind::compute: return "compute";
+    case SampleKind::idle: return "idle";
+    case SampleKind::sync: return "sync";
+    case SampleKind::exchange: return "exchange";
+    case SampleKind::repeat: return "repeat";
+    case SampleKind::graph: return "graph";
+  }
+  return "?";
+}
+
+SampleKind sample_kind_from_string(std::string_view name) {
+  for (std::size_t k = 0; k < kSampleKinds; ++k)
+    if (to_string(static_cast<SampleKind>(k)) == name) return static_cast<SampleKind>(k);
+  throw Error("unknown sample kind \"" + std::string(name) + "\"", kExitBadInput);
+}
+
+namespace {
+
+using compiler::KernelCall;
+using compiler::Superstep;
+
+// Matrix products count 2 FLOPs per multiply-add; other kernels one per output element
+// per arithmetic operation of their definition (docs/PROFILE_FORMAT.md).
+std::uint64_t call_flops(const KernelCall& c) {
+  const std::uint64_t a = c.dims[0], b = c.dims[1], d = c.dims[2], e = c.dims[3];
+  switch (c.kind) {
+    case compiler::KernelKind::gemm_fp8:
+    case compiler::KernelKind::gemm_fp16: return 2 * a * b * d;
+    case compiler::KernelKind::reduce_add: return a * (b > 0 ? b - 1 : 0);
+    case compiler::KernelKind::bias_add: return a * b;
+    case compiler::KernelKind::add: return a;
+    case compiler::KernelKind::layernorm: return 8 * a * b;  // mean, variance, normalise, scale, shift
+    case compiler::KernelKind::gelu: return 8 * a;           // tanh form
+    case compiler::KernelKind::cast_fp8: return a;
+    case compiler::KernelKind::attention_scores: return 2 * a * b * d + a * b;
+    case compiler::KernelKind::attention_values: return 2 * a * b * d + 3 * a * b;
+    case compiler::KernelKind::attention_combine: return a * b * (e + 1);
+  }
+  return 0;
+}
+
+std::string dims_text(const KernelCall& c) {
+  std::string s;
+  const std::size_t n = (c.kind == compiler::KernelKind::gemm_fp8 || c.kind == compiler::KernelKind::gemm_fp16 ||
+                         c.kind == compiler::KernelKind::attention_scores)
+                            ? 3
+                        : (c.kind == compiler::KernelKind::attention_values) ? 4
+                        : (c.kind == compiler::KernelKind::attention_combine || c.kind == compiler::KernelKind::layernorm ||
+                           c.kind == compiler::KernelKind::bias_add || c.kind == compiler::KernelKind::reduce_add)
+                            ? (c.kind == compiler::KernelKind::attention_combine ? 3 : 2)
+                            : 1;
+  for (std::size_t i = 0; i < n; ++i) s += (i ? "x" : "") + std::to_string(c.dims[i]);
+  return s;
+}
+
+class Recorder {
+ public:
+  Recorder(const target::MachineDescription& m, const compiler::CompiledProgram& p, const ProfileOptions& o,
+           Profile& out)
+      : m_(m), p_(p), o_(o), out_(out), cache_(p.steps.size()) {}
+
+  std::uint64_t step(std::uint32_t index, std::uint32_t iteration, std::uint64_t at, bool detail) {
+    const Superstep& s = p_.steps[index];
+    StepData& d = data(index);
+    const std::int32_t layer = (index >= p_.loop_begin && index < p_.loop_end) ? std::int32_t(iteration) : -1;
+    const bool samples = detail && o_.granularity != Granularity::graph;
+    const bool kernel = o_.granularity == Granularity::kernel;
+    for (std::uint32_t t = 0; t < m_.tiles; ++t) {
+      total(SampleKind::compute, d.busy[t]);
+      total(SampleKind::idle, d.compute - d.busy[t]);
+      flops_[t] += d.flops[t];
+      if (!samples) continue;
+      if (kernel) {
+        std::uint64_t c = at;
+        for (std::uint32_t i : d.calls[t]) {
+          const KernelCall& call = s.compute[i];
+          const std::uint64_t cycles = compiler::estimate_call_cycles(m_, call);
+          const StepMeta meta{SampleKind::compute, index, layer, s.label, compiler::kernel_name(call.kind),
+                              p_.op_names.at(call.op), dims_text(call)};
+          add(t, c, c + cycles, meta, 0, 0, call_flops(call));
+          c += cycles;
+        }
+      } else if (d.busy[t] > 0) {
+        add(t, at, at + d.busy[t], compute_meta(d, s, t, index, layer), 0, 0, d.flops[t]);
+      }
+      add(t, at + d.busy[t], at + d.compute, StepMeta{SampleKind::idle, index, layer, s.label, "", "", ""}, 0, 0, 0);
+    }
+    at += d.compute;
+    if (s.exchange.empty()) return at;
+    const std::uint64_t exchange_start = at + m_.sync_cycles;
+    std::uint64_t phase_end = exchange_start;
+    for (const auto& w : d.wave_cycles) phase_end += *std::max_element(w.begin(), w.end());
+    for (std::uint32_t t = 0; t < m_.tiles; ++t) {
+      total(SampleKind::sync, m_.sync_cycles);
+      std::uint64_t busy = 0, sent = 0, received = 0;
+      for (std::size_t w = 0; w < d.wave_cycles.size(); ++w) {
+        busy += d.wave_cycles[w][t];
+        sent += d.sent[w][t];
+        received += d.received[w][t];
+      }
+      total(SampleKind::exchange, busy);
+      total(SampleKind::idle, phase_end - exchange_start - busy);
+      sent_[t] += sent;
+      received_[t] += received;
+      if (!samples) continue;
+      add(t, at, exchange_start, StepMeta{SampleKind::sync, index, layer, s.label, "", "", ""}, 0, 0, 0);
+      const StepMeta idle{SampleKind::idle, index, layer, s.label, "", "", ""};
+      if (kernel) {  // one sample per wave the tile takes part in
+        std::uint64_t w_at = exchange_start;
+        for (std::size_t w = 0; w < d.wave_cycles.size(); ++w) {
+          const std::uint64_t length = *std::max_element(d.wave_cycles[w].begin(), d.wave_cycles[w].end());
+          const std::uint64_t c = d.wave_cycles[w][t];
+          const std::string wave = "wave " + std::to_string(w + 1) + " of " + std::to_string(d.wave_cycles.size());
+          if (c > 0)
+            add(t, w_at, w_at + c, StepMeta{SampleKind::exchange, index, layer, s.label, "", "", wave},
+                std::uint32_t(d.sent[w][t]), std::uint32_t(d.received[w][t]), 0);
+          add(t, w_at + c, w_at + length, idle, 0, 0, 0);
+          w_at += length;
+        }
+      } else if (busy > 0) {  // the tile runs its exchange program until the phase ends
+        add(t, exchange_start, phase_end, StepMeta{SampleKind::exchange, index, layer, s.label, "", "", ""},
+            std::uint32_t(sent), std::uint32_t(received), 0);
+      } else {
+        add(t, exchange_start, phase_end, idle, 0, 0, 0);
+      }
+    }
+    return phase_end;
+  }
+
+  void add(std::uint32_t tile, std::uint64_t start, std::uint64_t end, const StepMeta& meta, std::uint32_t sent,
+           std::uint32_t received, std::uint64_t flops) {
+    if (end <= start) return;
+    out_.samples[tile].push_back(Sample{start, end, intern(meta), sent, received, flops});
+  }
+
+  std::uint32_t intern(const StepMeta& meta) {
+    const std::string key = std::to_string(int(meta.kind)) + '\x1f' + std::to_string(meta.step) + '\x1f' +
+                            std::to_string(meta.layer) + '\x1f' + meta.kernel + '\x1f' + meta.operation + '\x1f' +
+                            meta.shape;
+    const auto [it, inserted] = index_.try_emplace(key, std::uint32_t(out_.meta.size()));
+    if (inserted) out_.meta.push_back(meta);
+    return it->second;
+  }
+
+  std::vector<std::uint64_t> flops_, sent_, received_;  // per tile, whole call
+
+ private:
+  struct StepData {
+    bool ready = false;
+    std::vector<std::uint64_t> busy, flops;
+    std::uint64_t compute = 0;
+    std::vector<std::vector<std::uint32_t>> calls;  // per tile, indices into compute
+    std::vector<std::vector<std::uint64_t>> wave_cycles, sent, received;  // [wave][tile], words
+  };
+
+  StepData& data(std::uint32_t index) {
+    StepData& d = cache_[index];
+    if (d.ready) return d;
+    const Superstep& s = p_.steps[index];
+    d.busy = compiler::tile_compute_cycles(m_, s);
+    d.compute = d.busy.empty() ? 0 : *std::max_element(d.busy.begin(), d.busy.end());
+    d.flops.assign(m_.tiles, 0);
+    d.calls.resize(m_.tiles);
+    for (std::uint32_t i = 0; i < s.compute.size(); ++i) {
+      d.calls.at(s.compute[i].tile).push_back(i);
+      d.flops[s.compute[i].tile] += call_flops(s.compute[i]);
+    }
+    if (!s.exchange.empty()) {
+      d.wave_cycles = compiler::tile_wave_cycles(m_, s);
+      d.sent.assign(d.wave_cycles.size(), std::vector<std::uint64_t>(m_.tiles, 0));
+      d.received = d.sent;
+      for (const compiler::Transfer& x : s.exchange) {
+        d.sent[x.wave][x.source.tile] += x.bytes / 4;  // multicast: sent once
+        for (const compiler::Endpoint& e : x.destinations) d.received[x.wave][e.tile] += x.bytes / 4;
+      }
+    }
+    d.ready = true;
+    return d;
+  }
+
+  // A tile's compute phase as one sample: its kernels and operations in call order.
+  StepMeta compute_meta(const StepData& d, const Superstep& s, std::uint32_t t, std::uint32_t index, std::int32_t layer) {
+    std::vector<std::string> kernels, ops, shapes;
+    auto note = [](std::vector<std::string>& list, const std::string& x) {
+      if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+    };
+    for (std::uint32_t i : d.calls[t]) {
+      note(kernels, compiler::kernel_name(s.compute[i].kind));
+      note(ops, p_.op_names.at(s.compute[i].op));
+      note(shapes, dims_text(s.compute[i]));
+    }
+    auto join = [](const std::vector<std::string>& list) {
+      std::string out;
+      for (const auto& x : list) out += (out.empty() ? "" : "+") + x;
+      return out;
+    };
+    std::string shape = join(shapes);
+    if (d.calls[t].size() > 1 && shapes.size() == 1) shape = std::to_string(d.calls[t].size()) + " x " + shape;
+    return StepMeta{SampleKind::compute, index, layer, s.label, kernels.size() == 1 ? kernels[0] : "mixed", join(ops),
+                    shape};
+  }
+
+  void total(SampleKind kind, std::uint64_t cycles) { out_.tile_cycles[std::size_t(kind)] += cycles; }
+
+  const target::MachineDescription& m_;
+  const compiler::CompiledProgram& p_;
+  const ProfileOptions& o_;
+  Profile& out_;
+  std::vector<StepData> cache_;
+  std::map<std::string, std::uint32_t> index_;
+};
+
+}  // namespace
+
+Profile build_profile(const target::MachineDescription& m, const compiler::CompiledProgram& p,
+                      const ProfileOptions& options) {
+  Profile out;
+  out.machine_name = m.name;
+  out.tiles = m.tiles;
+  out.clock_hz = m.clock_hz;
+  out.flop_per_cycle_fp16 = m.flop_per_cycle_fp16;
+  out.flop_per_cycle_fp8 = m.flop_per_cycle_fp8;
+  out.options = options;
+  out.loop_begin = p.loop_begin;
+  out.loop_end = p.loop_end;
+  out.loop_count = p.loop_count;
+  out.steps = static_cast<std::uint32_t>(p.steps.size());
+  out.samples.resize(m.tiles);
+  Recorder r(m, p, options, out);
+  r.flops_.assign(m.tiles, 0);
+  r.sent_.assign(m.tiles, 0);
+  r.received_.assign(m.tiles, 0);
+  std::uint64_t at = 0;
+  for (std::uint32_t s = 0; s < p.loop_begin; ++s) at = r.step(s, 0, at, true);
+  std::uint64_t repeat_start = at;
+  for (std::uint32_t it = 0; it < p.loop_count; ++it) {
+    if (it == options.iterations_in_detail) repeat_start = at;
+    for (std::uint32_t s = p.loop_begin; s < p.loop_end; ++s) at = r.step(s, it, at, it < options.iterations_in_detail);
+  }
+  const bool repeat = options.iterations_in_detail < p.loop_count && p.loop_end > p.loop_begin;
+  if (repeat && options.granularity != Granularity::graph) {
+    const std::string name = "layers " + std::to_string(options.iterations_in_detail + 1) + "-" +
+                             std::to_string(p.loop_count) + " (repeat remainder)";
+    const StepMeta meta{SampleKind::repeat, p.loop_begin, std::int32_t(options.iterations_in_detail), name, "", "", ""};
+    for (std::uint32_t t = 0; t < m.tiles; ++t) r.add(t, repeat_start, at, meta, 0, 0, 0);
+  }
+  for (std::uint32_t s = p.loop_end; s < p.steps.size(); ++s) at = r.step(s, 0, at, true);
+  out.span = at;
+  if (options.granularity == Granularity::graph)
+    for (std::uint32_t t = 0; t < m.tiles; ++t)
+      r.add(t, 0, at, StepMeta{SampleKind::graph, kNoStep, -1, "call", "", "", ""},
+            std::uint32_t(std::min<std::uint64_t>(r.sent_[t], UINT32_MAX)),
+            std::uint32_t(std::min<std::uint64_t>(r.received_[t], UINT32_MAX)), r.flops_[t]);
+  return out;
+}
+
+}  // namespace tilevit::profile

@@ -1,0 +1,279 @@
+// memory.png: a palette image drawn from memory.json (layout: memory_png.hpp).
+#include "profile/memory_png.hpp"
+
+#include <png.h>
+
+#include <algorithm>
+#include <array>
+#include <csetjmp>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "profile/memory_map.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::profile {
+namespace {
+
+// 5x7 glyphs, one byte per column, bit 0 = top row (the classic LCD font). Lower-case
+// letters are drawn as capitals except 'x' (for "0x").
+struct Glyph {
+  char c;
+  std::array<std::uint8_t, 5> columns;
+};
+constexpr Glyph kFont[] = {
+    {'0', {0x3E, 0x51, 0x49, 0x45, 0x3E}}, {'1', {0x00, 0x42, 0x7F, 0x40, 0x00}}, {'2', {0x42, 0x61, 0x51, 0x49, 0x46}},
+    {'3', {0x21, 0x41, 0x45, 0x4B, 0x31}}, {'4', {0x18, 0x14, 0x12, 0x7F, 0x10}}, {'5', {0x27, 0x45, 0x45, 0x45, 0x39}},
+    {'6', {0x3C, 0x4A, 0x49, 0x49, 0x30}}, {'7', {0x01, 0x71, 0x09, 0x05, 0x03}}, {'8', {0x36, 0x49, 0x49, 0x49, 0x36}},
+    {'9', {0x06, 0x49, 0x49, 0x29, 0x1E}}, {'A', {0x7E, 0x11, 0x11, 0x11, 0x7E}}, {'B', {0x7F, 0x49, 0x49, 0x49, 0x36}},
+    {'C', {0x3E, 0x41, 0x41, 0x41, 0x22}}, {'D', {0x7F, 0x41, 0x41, 0x22, 0x1C}}, {'E', {0x7F, 0x49, 0x49, 0x49, 0x41}},
+    {'F', {0x7F, 0x09, 0x09, 0x09, 0x01}}, {'G', {0x3E, 0x41, 0x49, 0x49, 0x7A}}, {'H', {0x7F, 0x08, 0x08, 0x08, 0x7F}},
+    {'I', {0x00, 0x41, 0x7F, 0x41, 0x00}}, {'J', {0x20, 0x40, 0x41, 0x3F, 0x01}}, {'K', {0x7F, 0x08, 0x14, 0x22, 0x41}},
+    {'L', {0x7F, 0x40, 0x40, 0x40, 0x40}}, {'M', {0x7F, 0x02, 0x0C, 0x02, 0x7F}}, {'N', {0x7F, 0x04, 0x08, 0x10, 0x7F}},
+    {'O', {0x3E, 0x41, 0x41, 0x41, 0x3E}}, {'P', {0x7F, 0x09, 0x09, 0x09, 0x06}}, {'Q', {0x3E, 0x41, 0x51, 0x21, 0x5E}},
+    {'R', {0x7F, 0x09, 0x19, 0x29, 0x46}}, {'S', {0x46, 0x49, 0x49, 0x49, 0x31}}, {'T', {0x01, 0x01, 0x7F, 0x01, 0x01}},
+    {'U', {0x3F, 0x40, 0x40, 0x40, 0x3F}}, {'V', {0x1F, 0x20, 0x40, 0x20, 0x1F}}, {'W', {0x3F, 0x40, 0x38, 0x40, 0x3F}},
+    {'X', {0x63, 0x14, 0x08, 0x14, 0x63}}, {'Y', {0x07, 0x08, 0x70, 0x08, 0x07}}, {'Z', {0x61, 0x51, 0x49, 0x45, 0x43}},
+    {'x', {0x44, 0x28, 0x10, 0x28, 0x44}}, {'.', {0x00, 0x60, 0x60, 0x00, 0x00}}, {',', {0x00, 0x50, 0x30, 0x00, 0x00}},
+    {':', {0x00, 0x36, 0x36, 0x00, 0x00}}, {'-', {0x08, 0x08, 0x08, 0x08, 0x08}}, {'/', {0x20, 0x10, 0x08, 0x04, 0x02}},
+    {'(', {0x00, 0x1C, 0x22, 0x41, 0x00}}, {')', {0x00, 0x41, 0x22, 0x1C, 0x00}}, {'%', {0x23, 0x13, 0x08, 0x64, 0x62}},
+    {'=', {0x14, 0x14, 0x14, 0x14, 0x14}}, {'_', {0x40, 0x40, 0x40, 0x40, 0x40}}, {'+', {0x08, 0x08, 0x3E, 0x08, 0x08}},
+};
+constexpr unsigned kCharWidth = 6, kCharHeight = 8;
+
+const Glyph* glyph(char c) {
+  if (c >= 'a' && c <= 'z' && c != 'x') c = static_cast<char>(c - 'a' + 'A');
+  for (const Glyph& g : kFont)
+    if (g.c == c) return &g;
+  return nullptr;  // drawn as a space
+}
+
+// Palette: fixed entries, then each kind at four coverage levels (1/4 .. 4/4 of a pixel's bytes).
+enum : std::uint8_t { kMargin, kFree, kText, kLine, kAxis, kFirstKindColour };
+constexpr std::array<std::uint8_t, 3> kFixed[] = {{255, 255, 255}, {232, 232, 232}, {34, 34, 34}, {0, 0, 0}, {150, 150, 150}};
+// Same colours as the HTML viewer (web/memory.html), in kMemoryKinds order.
+constexpr std::array<std::uint8_t, 3> kKindColour[kMemoryKindCount] = {
+    {78, 121, 167}, {242, 142, 43}, {225, 87, 89}, {156, 156, 156}, {89, 161, 79}};
+constexpr unsigned kLevels = 4;
+
+class Canvas {
+ public:
+  Canvas(unsigned w, unsigned h) : w_(w), h_(h), px_(std::size_t{w} * h, kMargin) {}
+  void set(unsigned x, unsigned y, std::uint8_t c) {
+    if (x < w_ && y < h_) px_[std::size_t{y} * w_ + x] = c;
+  }
+  void fill(unsigned x, unsigned y, unsigned w, unsigned h, std::uint8_t c) {
+    for (unsigned j = 0; j < h; ++j)
+      for (unsigned i = 0; i < w; ++i) set(x + i, y + j, c);
+  }
+  unsigned text(unsigned x, unsigned y, const std::string& s, std::uint8_t c) {
+    for (char ch : s) {
+      if (const Glyph* g = glyph(ch))
+        for (unsigned i = 0; i < 5; ++i)
+          for (unsigned j = 0; j < 7; ++j)
+            if (g->columns[i] >> j & 1) set(x + i, y + j, c);
+      x += kCharWidth;
+    }
+    return x;
+  }
+  const std::vector<std::uint8_t>& pixels() const { return px_; }
+  unsigned width() const { return w_; }
+  unsigned height() const { return h_; }
+
+ private:
+  unsigned w_, h_;
+  std::vector<std::uint8_t> px_;
+};
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llX", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+int kind_index(const std::string& kind) {
+  for (std::size_t k = 0; k < kMemoryKindCount; ++k)
+    if (kind == kMemoryKinds[k]) return static_cast<int>(k);
+  return 3;  // unknown kinds draw as padding
+}
+
+std::vector<std::byte> encode(const Canvas& canvas) {
+  std::vector<std::byte> out;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!png || !info) {
+    png_destroy_write_struct(&png, &info);
+    throw Error("memory.png: libpng initialisation failed", kExitInternal);
+  }
+  std::vector<png_bytep> rows(canvas.height());
+  std::vector<png_color> palette;
+  auto add = [&](const std::array<std::uint8_t, 3>& c) { palette.push_back({c[0], c[1], c[2]}); };
+  for (const auto& c : kFixed) add(c);
+  for (const auto& k : kKindColour)
+    for (unsigned level = 1; level <= kLevels; ++level) {
+      std::array<std::uint8_t, 3> c{};
+      for (int i = 0; i < 3; ++i)
+        c[i] = static_cast<std::uint8_t>((kFixed[kFree][i] * (kLevels - level) + k[i] * level) / kLevels);
+      add(c);
+    }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    throw Error("memory.png: libpng failed to encode the image", kExitInternal);
+  }
+  png_set_write_fn(
+      png, &out,
+      [](png_structp p, png_bytep data, png_size_t n) {
+        auto* v = static_cast<std::vector<std::byte>*>(png_get_io_ptr(p));
+        const auto* b = reinterpret_cast<const std::byte*>(data);
+        v->insert(v->end(), b, b + n);
+      },
+      nullptr);
+  png_set_IHDR(png, info, canvas.width(), canvas.height(), 8, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_set_PLTE(png, info, palette.data(), static_cast<int>(palette.size()));
+  png_set_compression_level(png, 9);
+  png_set_filter(png, 0, PNG_FILTER_NONE);  // best for a palette image
+  for (unsigned y = 0; y < canvas.height(); ++y)
+    rows[y] = const_cast<png_bytep>(canvas.pixels().data() + std::size_t{y} * canvas.width());
+  png_set_rows(png, info, rows.data());
+  png_write_png(png, info, PNG_TRANSFORM_IDENTITY, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return out;
+}
+
+}  // namespace
+
+MemoryPngLayout memory_png_layout(const nlohmann::json& map) {
+  MemoryPngLayout l;
+  const std::uint64_t start = map.at("start").get<std::uint64_t>(), end = map.at("end").get<std::uint64_t>();
+  const std::uint64_t tiles = std::max<std::uint64_t>(map.at("tiles").size(), 1);
+  const std::uint64_t span = end > start ? end - start : 1;
+  // About 1,536 address columns: 416 B per pixel on the C600's 624 KiB.
+  l.bytes_per_pixel = static_cast<unsigned>(std::max<std::uint64_t>((span + 1535) / 1536 + 15, 16) / 16 * 16);
+  l.rows_per_tile = static_cast<unsigned>(std::clamp<std::uint64_t>(512 / tiles, 1, 16));
+  l.map_left = 8 * kCharWidth;                         // "L1471 " plus a tick
+  l.map_top = 5 * kCharHeight + 4;                     // title, legend, region names, axis labels, ticks
+  l.width = l.map_left + static_cast<unsigned>((span + l.bytes_per_pixel - 1) / l.bytes_per_pixel) + 2 * kCharWidth;
+  l.height = l.map_top + static_cast<unsigned>(tiles) * l.rows_per_tile + 4;
+  return l;
+}
+
+std::vector<std::byte> render_memory_png(const nlohmann::json& map) {
+  const MemoryPngLayout l = memory_png_layout(map);
+  const std::uint64_t start = map.at("start").get<std::uint64_t>(), end = map.at("end").get<std::uint64_t>();
+  const auto& tiles = map.at("tiles");
+  const unsigned columns = static_cast<unsigned>((end - start + l.bytes_per_pixel - 1) / l.bytes_per_pixel);
+  Canvas canvas(l.width, l.height);
+  auto x_of = [&](std::uint64_t address) {
+    return l.map_left + static_cast<unsigned>((address - start) / l.bytes_per_pixel);
+  };
+
+  // Header: title, legend, axis.
+  std::string title = "tilevit memory map";
+  if (map.contains("machine")) title += ": " + map["machine"].value("name", std::string()) + ",";
+  title += " " + std::to_string(tiles.size()) + " tiles, " + std::to_string(l.bytes_per_pixel) +
+           " B/px, x = address, y = tile";
+  canvas.text(2, 1, title, kText);
+  unsigned x = 2;
+  const unsigned legend_y = kCharHeight + 3;
+  for (std::size_t k = 0; k < kMemoryKindCount; ++k) {
+    canvas.fill(x, legend_y, 7, 7, static_cast<std::uint8_t>(kFirstKindColour + k * kLevels + kLevels - 1));
+    x = canvas.text(x + 10, legend_y, kMemoryKinds[k], kText) + 2 * kCharWidth;
+  }
+  canvas.fill(x, legend_y, 7, 7, kFree);
+  x = canvas.text(x + 10, legend_y, "free", kText) + 2 * kCharWidth;
+  canvas.text(x, legend_y, "- - region boundary", kText);
+
+  const unsigned axis_y = l.map_top - 3;
+  canvas.fill(l.map_left, axis_y, columns, 1, kAxis);
+  // Ticks at a power-of-two step (>= 4 KiB) leaving room for a label of 8 characters.
+  std::uint64_t step = 0x1000;
+  while (step / l.bytes_per_pixel < 9 * kCharWidth) step *= 2;
+  for (std::uint64_t a = (start + step - 1) / step * step; a < end; a += step) {
+    canvas.fill(x_of(a), axis_y - 3, 1, 3, kAxis);
+    canvas.text(x_of(a) > l.map_left + 20 ? x_of(a) - 20 : l.map_left, axis_y - 3 - kCharHeight, hex(a), kText);
+  }
+  for (const auto& r : map.at("regions"))
+    canvas.text(x_of(r.at("start").get<std::uint64_t>()) + 3, 2 * kCharHeight + 5, r.value("name", std::string()),
+                kAxis);
+
+  // Tile rows: per pixel column, the bytes each kind covers (summed over the program) and
+  // the bytes covered by anything (union), from which colour and shade follow.
+  std::vector<std::array<std::uint64_t, kMemoryKindCount>> by_kind(columns);
+  std::vector<std::uint64_t> covered(columns);
+  auto spread = [&](std::uint64_t from, std::uint64_t to, auto&& add) {
+    from = std::max(from, start);
+    to = std::min(to, end);
+    while (from < to) {
+      const std::uint64_t column = (from - start) / l.bytes_per_pixel;
+      const std::uint64_t column_end = std::min(to, start + (column + 1) * l.bytes_per_pixel);
+      add(static_cast<std::size_t>(column), column_end - from);
+      from = column_end;
+    }
+  };
+  const unsigned label_every = [&] {
+    unsigned every = 1;
+    while (every * l.rows_per_tile < kCharHeight + 2) every *= 2;
+    return every;
+  }();
+  for (std::size_t t = 0; t < tiles.size(); ++t) {
+    std::fill(by_kind.begin(), by_kind.end(), std::array<std::uint64_t, kMemoryKindCount>{});
+    std::fill(covered.begin(), covered.end(), 0);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+    for (const auto& a : tiles[t].at("allocations")) {
+      const std::uint64_t s = a.at("start").get<std::uint64_t>(), e = a.at("end").get<std::uint64_t>();
+      const int k = kind_index(a.at("kind").get_ref<const std::string&>());
+      const std::uint64_t payload_end = std::min(a.value("payload_end", e), e);
+      spread(s, payload_end, [&](std::size_t c, std::uint64_t n) { by_kind[c][k] += n; });
+      spread(payload_end, e, [&](std::size_t c, std::uint64_t n) { by_kind[c][3] += n; });  // alignment tail
+      spans.emplace_back(s, e);
+    }
+    std::sort(spans.begin(), spans.end());
+    std::uint64_t cur = 0;
+    for (const auto& [s, e] : spans) {
+      const std::uint64_t from = std::max(cur, s);
+      if (e > from) spread(from, e, [&](std::size_t c, std::uint64_t n) { covered[c] += n; });
+      cur = std::max(cur, e);
+    }
+    const unsigned y = l.map_top + static_cast<unsigned>(t) * l.rows_per_tile;
+    for (unsigned c = 0; c < columns; ++c) {
+      std::uint8_t colour = kFree;
+      if (covered[c] > 0) {
+        const auto& b = by_kind[c];
+        const std::size_t k = static_cast<std::size_t>(std::max_element(b.begin(), b.end()) - b.begin());
+        const std::uint64_t column_bytes =
+            std::min<std::uint64_t>(l.bytes_per_pixel, end - (start + std::uint64_t{c} * l.bytes_per_pixel));
+        const unsigned level =
+            static_cast<unsigned>(std::clamp<std::uint64_t>((covered[c] * kLevels + column_bytes - 1) / column_bytes, 1, kLevels));
+        colour = static_cast<std::uint8_t>(kFirstKindColour + k * kLevels + level - 1);
+      }
+      canvas.fill(l.map_left + c, y, 1, l.rows_per_tile, colour);
+    }
+    if (t % label_every == 0) {
+      canvas.fill(l.map_left - 3, y, 2, 1, kAxis);
+      const std::string label = "L" + std::to_string(tiles[t].value("logical", t));
+      canvas.text(l.map_left - 4 - kCharWidth * static_cast<unsigned>(label.size()), y, label, kText);
+    }
+  }
+
+  // Dashed lines at every region boundary and at the end of SRAM.
+  std::vector<std::uint64_t> lines;
+  for (const auto& r : map.at("regions")) {
+    lines.push_back(r.at("start").get<std::uint64_t>());
+    lines.push_back(r.at("end").get<std::uint64_t>());
+  }
+  lines.push_back(end);
+  std::sort(lines.begin(), lines.end());
+  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  const unsigned map_bottom = l.map_top + static_cast<unsigned>(tiles.size()) * l.rows_per_tile;
+  for (const std::uint64_t a : lines) {
+    if (a < start || a > end) continue;
+    const unsigned lx = std::min(x_of(a), l.map_left + columns);
+    for (unsigned y = axis_y - 2; y < map_bottom + 2; ++y)
+      if ((y / 3) % 2 == 0) canvas.set(lx, y, kLine);
+  }
+  return encode(canvas);
+}
+
+}  // namespace tilevit::profile

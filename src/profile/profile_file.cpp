@@ -1,0 +1,169 @@
+#include "profile/profile_file.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "package/container.hpp"
+#include "support/atomic_file.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::profile {
+namespace {
+
+constexpr std::uint32_t kMaxTiles = 1u << 16;
+constexpr std::uint32_t kMaxMeta = 1u << 26;
+constexpr std::size_t kMaxText = 4096;
+constexpr std::size_t kSampleBytes = 8 + 8 + 4 + 4 + 4 + 8;
+
+std::vector<std::byte> text_bytes(const std::string& text) {
+  const auto* p = reinterpret_cast<const std::byte*>(text.data());
+  return {p, p + text.size()};
+}
+
+nlohmann::json header_json(const Profile& p) {
+  nlohmann::json totals;
+  for (std::size_t k = 0; k < kSampleKinds; ++k) totals[std::string(to_string(SampleKind(k)))] = p.tile_cycles[k];
+  return {{"format", "tilevit-profile"},
+          {"version", kProfileFormatVersion},
+          {"machine",
+           {{"name", p.machine_name},
+            {"tiles", p.tiles},
+            {"clock_hz", p.clock_hz},
+            {"flop_per_cycle_fp16", p.flop_per_cycle_fp16},
+            {"flop_per_cycle_fp8", p.flop_per_cycle_fp8}}},
+          {"package_sha256", p.package_sha256},
+          {"model", p.model},
+          {"granularity", compiler::to_string(p.options.granularity)},
+          {"iterations_in_detail", p.options.iterations_in_detail},
+          {"loop", {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}}},
+          {"steps", p.steps},
+          {"span_cycles", p.span},
+          {"tile_cycles", totals}};
+}
+
+void read_header(const nlohmann::json& j, Profile& p) {
+  if (j.at("format").get<std::string>() != "tilevit-profile") throw Error("not a tilevit profile");
+  const auto version = j.at("version").get<std::uint32_t>();
+  if (version != kProfileFormatVersion)
+    throw Error("profile version " + std::to_string(version) + ", this build reads " +
+                std::to_string(kProfileFormatVersion));
+  p.machine_name = j.at("machine").at("name").get<std::string>();
+  p.tiles = j.at("machine").at("tiles").get<std::uint32_t>();
+  p.clock_hz = j.at("machine").at("clock_hz").get<std::uint64_t>();
+  p.flop_per_cycle_fp16 = j.at("machine").at("flop_per_cycle_fp16").get<std::uint32_t>();
+  p.flop_per_cycle_fp8 = j.at("machine").at("flop_per_cycle_fp8").get<std::uint32_t>();
+  if (p.tiles == 0 || p.tiles > kMaxTiles) throw Error("tiles " + std::to_string(p.tiles) + " out of range");
+  if (p.clock_hz == 0) throw Error("clock_hz is 0");
+  p.package_sha256 = j.at("package_sha256").get<std::string>();
+  p.model = j.at("model").get<std::string>();
+  p.options.granularity = compiler::granularity_from_string(j.at("granularity").get<std::string>());
+  p.options.iterations_in_detail = j.at("iterations_in_detail").get<std::uint32_t>();
+  p.loop_begin = j.at("loop").at("begin").get<std::uint32_t>();
+  p.loop_end = j.at("loop").at("end").get<std::uint32_t>();
+  p.loop_count = j.at("loop").at("count").get<std::uint32_t>();
+  p.steps = j.at("steps").get<std::uint32_t>();
+  if (p.loop_begin > p.loop_end || p.loop_end > p.steps) throw Error("loop outside the program's steps");
+  p.span = j.at("span_cycles").get<std::uint64_t>();
+  for (std::size_t k = 0; k < kSampleKinds; ++k)
+    p.tile_cycles[k] = j.at("tile_cycles").at(std::string(to_string(SampleKind(k)))).get<std::uint64_t>();
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_profile(const Profile& p) {
+  package::ContainerWriter w;
+  w.add_section("profile", kProfileFormatVersion, text_bytes(header_json(p).dump(1)));
+  package::ByteWriter m;
+  m.write_count(p.meta.size());
+  for (const StepMeta& x : p.meta) {
+    m.write_u8(static_cast<std::uint8_t>(x.kind));
+    m.write_u32(x.step);
+    m.write_i32(x.layer);
+    for (const std::string* s : {&x.phase, &x.kernel, &x.operation, &x.shape}) m.write_string(*s);
+  }
+  w.add_section("meta", 1, std::move(m).bytes());
+  package::ByteWriter s;
+  s.write_count(p.samples.size());
+  for (const auto& tile : p.samples) {
+    s.write_count(tile.size());
+    for (const Sample& x : tile) {
+      s.write_u64(x.start);
+      s.write_u64(x.end);
+      s.write_u32(x.meta);
+      s.write_u32(x.words_sent);
+      s.write_u32(x.words_received);
+      s.write_u64(x.flops);
+    }
+  }
+  w.add_section("samples", 1, std::move(s).bytes());
+  return w.bytes();
+}
+
+void write_profile(const std::string& path, const Profile& p) { write_bytes_atomically(path, encode_profile(p)); }
+
+namespace {
+
+Profile decode(const package::Container& c) {
+  const std::string& name = c.name();
+  if (c.find("program") != nullptr && c.find("profile") == nullptr)
+    throw Error(name + ": is a package, not a profile", kExitBadInput);
+  Profile p;
+  try {
+    const auto header = c.payload(c.require("profile", kProfileFormatVersion));
+    read_header(nlohmann::json::parse(reinterpret_cast<const char*>(header.data()),
+                                      reinterpret_cast<const char*>(header.data()) + header.size()),
+                p);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(name + ": section \"profile\": " + e.what(), kExitBadInput);
+  } catch (const Error& e) {
+    throw Error(name + ": section \"profile\": " + e.what(), kExitBadInput);
+  }
+  package::ByteReader m = c.reader(c.require("meta", 1));
+  const std::uint32_t metas = m.read_count(kMaxMeta, 1 + 4 + 4 + 16);
+  p.meta.resize(metas);
+  for (StepMeta& x : p.meta) {
+    const std::uint8_t kind = m.read_u8();
+    if (kind >= kSampleKinds) m.fail("invalid sample kind", " (" + std::to_string(kind) + ")");
+    x.kind = static_cast<SampleKind>(kind);
+    x.step = m.read_u32();
+    x.layer = m.read_i32();
+    if (x.step != kNoStep && x.step >= p.steps) m.fail("step out of range", " (" + std::to_string(x.step) + ")");
+    for (std::string* s : {&x.phase, &x.kernel, &x.operation, &x.shape}) *s = m.read_string(kMaxText);
+  }
+  m.expect_end();
+  package::ByteReader s = c.reader(c.require("samples", 1));
+  const std::uint32_t tiles = s.read_count(kMaxTiles, 4);
+  if (tiles != p.tiles) s.fail("tile count differs from the header", " (" + std::to_string(tiles) + ")");
+  p.samples.resize(tiles);
+  for (std::uint32_t t = 0; t < tiles; ++t) {
+    const std::uint32_t n = s.read_count(UINT32_MAX, kSampleBytes);
+    auto& list = p.samples[t];
+    list.resize(n);
+    std::uint64_t previous_end = 0;
+    for (Sample& x : list) {
+      x.start = s.read_u64();
+      x.end = s.read_u64();
+      x.meta = s.read_u32();
+      x.words_sent = s.read_u32();
+      x.words_received = s.read_u32();
+      x.flops = s.read_u64();
+      const std::string where = "tile " + std::to_string(t) + " sample " + std::to_string(&x - list.data());
+      if (x.meta >= metas) s.fail(where + ": meta index out of range", " (" + std::to_string(x.meta) + ")");
+      if (x.end <= x.start || x.end > p.span || x.start < previous_end)
+        s.fail(where + ": cycles out of order or outside the span",
+               " (" + std::to_string(x.start) + ".." + std::to_string(x.end) + ")");
+      previous_end = x.end;
+    }
+  }
+  s.expect_end();
+  return p;
+}
+
+}  // namespace
+
+Profile decode_profile(std::vector<std::byte> bytes, const std::string& name) {
+  return decode(package::Container::from_bytes(std::move(bytes), name));
+}
+
+Profile read_profile(const std::string& path) { return decode(package::Container::open(path, std::uint64_t{4} << 30)); }
+
+}  // namespace tilevit::profile

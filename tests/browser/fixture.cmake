@@ -1,0 +1,37 @@
+# Fixture of the browser tests (CMakeLists.txt beside this file): checks the tools, then
+# writes the pages under test into OUT with the tilevit binary on a tiny model.
+# Add the commands that write further pages (e.g. `tilevit run`) at the end.
+foreach(var TILEVIT CHROMIUM SOURCE_DIR BROWSER_DIR OUT)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "fixture.cmake: -D${var}=... missing")
+  endif()
+endforeach()
+if(NOT NODE OR NOT EXISTS "${NODE}")
+  message(FATAL_ERROR "browser tests: node not found; install it (apt-get install -y nodejs npm, see scripts/setup.sh) "
+                      "or configure with -DTILEVIT_BROWSER_TESTS=OFF")
+endif()
+if(NOT EXISTS "${CHROMIUM}")
+  message(FATAL_ERROR "browser tests: ${CHROMIUM} not found; install it (apt-get install -y chromium, see scripts/setup.sh) "
+                      "or configure with -DTILEVIT_BROWSER_TESTS=OFF")
+endif()
+if(NOT EXISTS "${BROWSER_DIR}/node_modules/playwright-core/package.json")
+  message(FATAL_ERROR "browser tests: playwright-core is not installed; run: npm ci --prefix ${BROWSER_DIR}")
+endif()
+
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}")
+function(tilevit_step)
+  execute_process(COMMAND "${TILEVIT}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "browser tests: tilevit ${ARGN} failed (${rc}): ${err}")
+  endif()
+  message(STATUS "tilevit ${ARGN}: ${out}")
+endfunction()
+
+set(machine "${SOURCE_DIR}/src/target/machines/test16.machine")
+tilevit_step(compile --preset small --layers 2 --machine "${machine}" --package "${OUT}/small.tvpkg")
+tilevit_step(memory-map "${OUT}/small.tvpkg" --out "${OUT}")
+# model.html (timeline viewer): a profiled build of the same model, run once.
+tilevit_step(compile --preset small --layers 2 --machine "${machine}" --profile --package "${OUT}/small_profiled.tvpkg")
+tilevit_step(run --package "${OUT}/small_profiled.tvpkg" --out "${OUT}/run")
+file(COPY_FILE "${OUT}/run/model.html" "${OUT}/model.html")

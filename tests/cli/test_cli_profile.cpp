@@ -1,0 +1,110 @@
+// tilevit run's outputs and `tilevit profile render|query|diff`, as a user runs them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+
+using namespace tilevit::test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kMachine = std::string(TILEVIT_FIXTURES) + "/../../src/target/machines/test16.machine";
+
+std::string out_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("tilevit_cli_profile_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::string run_small(const std::string& name, const std::string& flags = "") {
+  const std::string out = out_dir(name);
+  const auto r = run_tilevit("run --preset small --machine " + kMachine + " --inferences 1 --no-reference --out " + out +
+                             " " + flags);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return out;
+}
+
+}  // namespace
+
+TEST(CliProfile, RunWritesAllViewsAndTheyDescribeTheSameCall) {
+  const std::string out = run_small("views");
+  for (const char* f : {"profile.tvprof", "model.html", "memory.html", "memory.json", "memory.png", "trace.json", "run.json"})
+    EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f;
+  const auto report = nlohmann::json::parse(read_all(out + "/run.json"));
+  ASSERT_TRUE(report.contains("outputs"));
+  EXPECT_EQ(report["outputs"]["model.html"]["bytes"].get<std::uint64_t>(), fs::file_size(out + "/model.html"));
+  const auto q = run_tilevit("profile query " + out + "/profile.tvprof --group-by kind --json");
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  const auto j = nlohmann::json::parse(q.out);
+  EXPECT_EQ(j["span_cycles"], report["device_cycles"]);  // the profile's span is the device's count
+  EXPECT_EQ(j["tiles"], 16);
+  EXPECT_FALSE(j["rows"].empty());
+  fs::remove_all(out);
+}
+
+TEST(CliProfile, DiffOfTwoRunsOfOnePackageIsZeroAndAChangedFlagShowsSteps) {
+  const std::string a = run_small("diff_a");
+  const std::string b = run_small("diff_b", "--package " + a + "/model.tvpkg");
+  const auto same = run_tilevit("profile diff " + a + "/profile.tvprof " + b + "/profile.tvprof --json");
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  const auto s = nlohmann::json::parse(same.out);
+  EXPECT_TRUE(s["same_package"].get<bool>());
+  EXPECT_EQ(s["span_delta"], 0);
+  EXPECT_EQ(s["changed_steps"], 0);
+  EXPECT_EQ(s["samples_differing"], 0);
+  EXPECT_GT(s["samples_compared"].get<int>(), 0);
+
+  const std::string c = run_small("diff_c", "--exchange-stream-words 16");
+  const auto changed = run_tilevit("profile diff " + a + "/profile.tvprof " + c + "/profile.tvprof");
+  EXPECT_EQ(changed.exit_code, 1) << changed.err;  // as diff(1): the profiles differ
+  EXPECT_NE(changed.err.find("warning: profiles of different packages"), std::string::npos) << changed.err;
+  EXPECT_NE(changed.out.find("changed"), std::string::npos) << changed.out;
+  const auto cj = nlohmann::json::parse(run_tilevit("profile diff " + a + "/profile.tvprof " + c + "/profile.tvprof --json").out);
+  EXPECT_GT(cj["changed_steps"].get<int>(), 0);
+  EXPECT_FALSE(cj["steps"].empty());
+  for (const auto& d : {a, b, c}) fs::remove_all(d);
+}
+
+TEST(CliProfile, RenderWritesTheViewerAndTheTrace) {
+  const std::string out = run_small("render", "--profile-granularity kernel --profile-iterations all");
+  const auto html = run_tilevit("profile render " + out + "/profile.tvprof -o " + out + "/again.html");
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_EQ(read_all(out + "/again.html"), read_all(out + "/model.html"));  // deterministic
+  const auto trace = run_tilevit("profile render " + out + "/profile.tvprof --format trace -o " + out + "/t.json");
+  ASSERT_EQ(trace.exit_code, 0) << trace.err;
+  EXPECT_TRUE(nlohmann::json::parse(read_all(out + "/t.json")).contains("traceEvents"));
+  fs::remove_all(out);
+}
+
+TEST(CliProfile, CorruptedTruncatedOrWrongFilesAreOneLineErrors) {
+  const std::string out = run_small("bad");
+  const std::string good = out + "/profile.tvprof";
+  std::string bytes = read_all(good);
+  {
+    std::ofstream(out + "/truncated.tvprof", std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+    bytes[bytes.size() - 7] ^= 0x10;
+    std::ofstream(out + "/flipped.tvprof", std::ios::binary) << bytes;
+    std::ofstream(out + "/text.tvprof") << "hello";
+  }
+  for (const std::string f : {"truncated.tvprof", "flipped.tvprof", "text.tvprof", "model.tvpkg", "missing.tvprof"}) {
+    const auto r = run_tilevit("profile query " + out + "/" + f);
+    EXPECT_EQ(r.exit_code, 3) << f << ": " << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_NE(r.err.find(f), std::string::npos) << r.err;
+  }
+  EXPECT_NE(run_tilevit("profile query " + out + "/model.tvpkg").err.find("is a package, not a profile"), std::string::npos);
+  EXPECT_EQ(run_tilevit("profile query " + good + " --group-by colour").exit_code, 2);
+  EXPECT_EQ(run_tilevit("run --preset small --profile-granularity fine --out " + out).exit_code, 2);
+  EXPECT_EQ(run_tilevit("run --preset small --profile-iterations some --out " + out).exit_code, 2);
+  fs::remove_all(out);
+}
+
+TEST(CliProfile, NoProfileBuildWritesNoProfileButTheMemoryMap) {
+  const std::string out = run_small("noprof", "--no-profile");
+  EXPECT_FALSE(fs::exists(out + "/profile.tvprof"));
+  EXPECT_FALSE(fs::exists(out + "/model.html"));
+  EXPECT_TRUE(fs::exists(out + "/memory.html"));
+  fs::remove_all(out);
+}

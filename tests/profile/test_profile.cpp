@@ -1,0 +1,188 @@
+// The profile: what build_profile records, the .tvprof file, query and diff.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/compile.hpp"
+#include "compiler/verify.hpp"
+#include "device/timeline.hpp"
+#include "profile/analysis.hpp"
+#include "profile/profile.hpp"
+#include "profile/profile_file.hpp"
+#include "support/error.hpp"
+
+using namespace tilevit;
+
+namespace {
+
+compiler::CompiledModel compile_small(compiler::ProfilingOptions profiling, std::uint32_t words = 1024) {
+  model::ViTConfig c = model::ViTConfig::small();
+  c.layers = 2;
+  return compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)), target::test16(),
+                                 compiler::CompileOptions{words, profiling});
+}
+
+profile::Profile profile_of(const compiler::CompiledModel& m, profile::ProfileOptions o) {
+  return profile::build_profile(target::test16(), m.lowered.program, o);
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("tilevit_test_profile_" + name)).string();
+}
+
+}  // namespace
+
+// For every granularity, each tile records exactly the samples its reserved buffer holds,
+// samples are in time order and disjoint, and the span is the compiler's estimate.
+TEST(Profile, RecordsMatchTheReservedBuffersAtEveryGranularity) {
+  for (auto g : {compiler::Granularity::graph, compiler::Granularity::phase, compiler::Granularity::kernel})
+    for (std::uint32_t detail : {1u, 2u}) {
+      const compiler::ProfilingOptions options{true, g, detail};
+      const auto m = compile_small(options);
+      ASSERT_TRUE(compiler::verify_program(target::test16(), m.lowered.program, m.lowered.bindings, m.graph.tensors).ok());
+      const auto p = profile_of(m, {g, detail});
+      EXPECT_EQ(p.span, m.stats.estimated_cycles);
+      const auto records = compiler::profile_records_per_tile(m.lowered.program, 16, options);
+      std::uint64_t buffer_bytes = 0;
+      for (const auto& a : m.lowered.program.allocations)
+        if (a.request.label == "support.profile_samples") buffer_bytes += a.request.bytes;
+      std::uint64_t total_records = 0;
+      for (std::uint32_t t = 0; t < 16; ++t) {
+        std::uint64_t recorded = 0, previous_end = 0;
+        for (const auto& s : p.samples[t]) {
+          EXPECT_LT(s.start, s.end);
+          EXPECT_GE(s.start, previous_end) << "tile " << t;
+          previous_end = s.end;
+          recorded += p.meta[s.meta].kind != profile::SampleKind::idle;
+        }
+        EXPECT_EQ(recorded, records[t]) << compiler::to_string(g) << " tile " << t;
+        EXPECT_LE(previous_end, p.span);
+        total_records += records[t];
+      }
+      EXPECT_EQ(buffer_bytes, total_records * compiler::kProfileRecordBytes);
+    }
+}
+
+TEST(Profile, TotalsAgreeWithTheDeviceTimeline) {
+  const auto m = compile_small({});
+  const auto p = profile_of(m, {compiler::Granularity::kernel, 1});
+  const auto t = device::build_timeline(target::test16(), m.lowered.program, 1);
+  EXPECT_EQ(p.span, t.span);
+  EXPECT_EQ(p.tile_cycles[0], t.tile_cycles[std::size_t(device::Activity::compute)]);
+  EXPECT_EQ(p.tile_cycles[1], t.tile_cycles[std::size_t(device::Activity::idle)]);
+  EXPECT_EQ(p.tile_cycles[2], t.tile_cycles[std::size_t(device::Activity::sync)]);
+  EXPECT_EQ(p.tile_cycles[3], t.tile_cycles[std::size_t(device::Activity::exchange)]);
+  // Kernel granularity: per tile, compute samples sum to the tile's compute time over the
+  // detailed iteration; one repeat sample stands for the second layer.
+  std::size_t repeats = 0;
+  for (const auto& tile : p.samples)
+    for (const auto& s : tile) repeats += p.meta[s.meta].kind == profile::SampleKind::repeat;
+  EXPECT_EQ(repeats, 16u);
+}
+
+TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
+  const auto plain = compile_small({});
+  const auto profiled = compile_small({true, compiler::Granularity::kernel, 3});
+  EXPECT_EQ(plain.lowered.program.allocations.size() + 16, profiled.lowered.program.allocations.size());
+  EXPECT_GT(profiled.stats.peak_tile_bytes, plain.stats.peak_tile_bytes);
+}
+
+TEST(ProfileFile, RoundTripsExactly) {
+  const auto m = compile_small({});
+  auto p = profile_of(m, {compiler::Granularity::kernel, 2});
+  p.package_sha256 = "abc";
+  p.model = "small, 2 layers";
+  const std::string path = temp_path("roundtrip.tvprof");
+  profile::write_profile(path, p);
+  const auto q = profile::read_profile(path);
+  EXPECT_EQ(q.samples, p.samples);
+  EXPECT_EQ(q.meta, p.meta);
+  EXPECT_EQ(q.span, p.span);
+  EXPECT_EQ(q.tile_cycles, p.tile_cycles);
+  EXPECT_EQ(q.options.granularity, compiler::Granularity::kernel);
+  EXPECT_EQ(q.model, p.model);
+  EXPECT_EQ(profile::encode_profile(q), profile::encode_profile(p));  // deterministic
+  std::filesystem::remove(path);
+}
+
+TEST(ProfileFile, CorruptedOrTruncatedFilesAreClearErrors) {
+  const auto m = compile_small({});
+  const auto bytes = profile::encode_profile(profile_of(m, {}));
+  auto expect_error = [](std::vector<std::byte> b, const std::string& needle) {
+    try {
+      profile::decode_profile(std::move(b), "x.tvprof");
+      ADD_FAILURE() << "accepted a bad profile";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      const std::string what = e.what();
+      EXPECT_NE(what.find("x.tvprof"), std::string::npos) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos);
+    }
+  };
+  expect_error(std::vector<std::byte>(bytes.begin(), bytes.begin() + bytes.size() / 2), "");
+  expect_error(std::vector<std::byte>(bytes.begin(), bytes.begin() + 10), "");
+  auto flipped = bytes;
+  flipped[bytes.size() - 5] ^= std::byte{0x40};
+  expect_error(flipped, "");
+  expect_error({}, "");
+}
+
+TEST(ProfileFile, MissingFileNamesThePath) {
+  try {
+    profile::read_profile("/nonexistent/p.tvprof");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/p.tvprof"), std::string::npos);
+  }
+}
+
+TEST(ProfileQuery, GroupsAddUpToTheSampledTime) {
+  const auto p = profile_of(compile_small({}), {compiler::Granularity::phase, 2});
+  std::uint64_t sampled = 0;
+  for (const auto& tile : p.samples)
+    for (const auto& s : tile) sampled += s.end - s.start;
+  for (auto g : {profile::GroupBy::kind, profile::GroupBy::kernel, profile::GroupBy::operation, profile::GroupBy::phase,
+                 profile::GroupBy::tile}) {
+    std::uint64_t sum = 0;
+    const auto rows = profile::query_profile(p, g);
+    for (const auto& r : rows) sum += r.cycles;
+    EXPECT_EQ(sum, sampled);
+    for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_GE(rows[i - 1].cycles, rows[i].cycles);
+  }
+  EXPECT_EQ(profile::query_profile(p, profile::GroupBy::tile).size(), 16u);
+  EXPECT_THROW(profile::group_by_from_string("colour"), Error);
+}
+
+TEST(ProfileDiff, SamePackageTwiceIsNoDifference) {
+  const auto m = compile_small({});
+  auto a = profile_of(m, {});
+  auto b = profile_of(m, {});
+  a.package_sha256 = b.package_sha256 = "same";
+  const auto r = profile::diff_profiles(a, b);
+  EXPECT_TRUE(r.same_package);
+  EXPECT_EQ(r.span_delta, 0);
+  EXPECT_EQ(r.changed_steps, 0u);
+  EXPECT_EQ(r.unmatched_steps, 0u);
+  EXPECT_GT(r.matched_steps, 0u);
+  EXPECT_GT(r.samples_compared, 0u);
+  EXPECT_EQ(r.samples_differing, 0u);
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST(ProfileDiff, ChangedFlagReportsTheChangedSteps) {
+  auto a = profile_of(compile_small({}, 1024), {compiler::Granularity::phase, 2});
+  auto b = profile_of(compile_small({}, 16), {compiler::Granularity::phase, 2});  // smaller exchange waves: more, shorter waves
+  a.package_sha256 = "a";
+  b.package_sha256 = "b";
+  const auto r = profile::diff_profiles(a, b);
+  EXPECT_FALSE(r.same_package);
+  EXPECT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.span_delta, 0);
+  EXPECT_GT(r.changed_steps, 0u);
+  ASSERT_FALSE(r.steps.empty());
+  std::int64_t sum = 0;
+  for (const auto& d : r.steps) sum += d.delta;
+  EXPECT_EQ(sum, r.span_delta);  // the steps tile the call: their changes add up to the span's
+}
