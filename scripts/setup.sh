@@ -7,8 +7,12 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ccache pkg-config
   nlohmann-json3-dev libcli11-dev libpng-dev libjpeg-dev libssl-dev zlib1g-dev
   libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  chromium nodejs npm)
-# chromium nodejs npm: the headless-browser tests of the HTML viewers (tests/browser).
+  chromium)
+# chromium, node and npm: the headless-browser tests of the HTML viewers (tests/browser).
+# Node.js comes from Debian only when the machine has none (an installed Node.js that
+# bundles npm conflicts with Debian's npm package).
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 # ocl-icd-opencl-dev: Debian builds oneDNN with the OpenCL GPU runtime, so its CMake
 # package looks for OpenCL (only a Recommends of libdnnl-dev).
 missing=()
