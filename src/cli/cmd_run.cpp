@@ -104,7 +104,13 @@ struct RunCommand {
     namespace fs = std::filesystem;
     nlohmann::json files;
     auto out = [&](const char* name) { return (fs::path(out_dir) / name).string(); };
-    auto note = [&](const char* name) { files[name] = {{"path", out(name)}, {"bytes", fs::file_size(out(name))}}; };
+    auto note = [&](const char* name) {
+      const auto bytes = fs::file_size(out(name));
+      files[name] = {{"path", out(name)}, {"bytes", bytes}};
+      if (bytes > (std::uintmax_t{30} << 20) && fs::path(name).extension() == ".html")
+        progress(std::string("warning: ") + name + " is " + std::to_string(bytes >> 20) +
+                 " MiB: browsers open it slowly (fewer --profile-iterations or a coarser --profile-granularity)");
+    };
     const auto& program = contents.program;
     if (program.profiling.enabled) {
       progress("writing profile, model.html, trace.json");
