@@ -126,10 +126,11 @@ struct RunCommand {
       note("trace.json");
     } else {
       progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
+      for (const char* stale : {"profile.tvprof", "model.html", "trace.json"}) fs::remove(out(stale));  // of an older run
     }
     progress("writing memory.json, memory.png, memory.html");
     const auto map = profile::memory_map_json(contents.machine, program, program.profiling.enabled);
-    write_text_atomically(out("memory.json"), map.dump());
+    write_text_atomically(out("memory.json"), map.dump() + "\n");
     note("memory.json");
     write_bytes_atomically(out("memory.png"), profile::render_memory_png(map));
     note("memory.png");
@@ -140,6 +141,7 @@ struct RunCommand {
 
   int run() {
     model.apply_threads();
+    const compiler::ProfilingOptions profiling_options = profiling.options();  // bad flags fail before any work
     nlohmann::json report;
     std::filesystem::create_directories(out_dir);
     // Package: compile, or load and check it matches the model flags.
@@ -153,7 +155,7 @@ struct RunCommand {
       progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
                std::to_string(config.batch) + ") for " + machine.name);
       const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine,
-                                                    compiler::CompileOptions{stream_words, profiling.options()});
+                                                    compiler::CompileOptions{stream_words, profiling_options});
       const auto bytes = package::encode_package(compiled, machine).bytes();
       const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
       write_bytes_atomically(path, bytes);
@@ -168,6 +170,17 @@ struct RunCommand {
       sha = container.sha256_hex();
       contents = package::decode_package(container);
       report["package"] = package_file;
+      // What a package records is fixed when it is compiled: a flag asking otherwise is an error.
+      const auto& built = contents.program.profiling;
+      if (profiling.given() && !(built == profiling_options || (!built.enabled && !profiling_options.enabled)))
+        throw Error(package_file + ": built " +
+                        (built.enabled ? "with --profile-granularity " + std::string(compiler::to_string(built.granularity)) +
+                                             " --profile-iterations " +
+                                             (built.iterations_in_detail == UINT32_MAX ? std::string("all")
+                                                                                       : std::to_string(built.iterations_in_detail))
+                                       : std::string("without profiling")) +
+                        ": the profiling flags cannot change it (recompile, or drop the flags)",
+                    kExitUsage);
     }
     model::ViTConfig config = contents.config;  // the package decides the shape
     if (!model.images.empty() && static_cast<int>(model.images.size()) != config.batch)

@@ -19,12 +19,19 @@ struct ProfileFlags {
   void add_to(CLI::App& app, bool on_by_default) {
     enabled = on_by_default;
     if (on_by_default)
-      app.add_flag("!--no-profile", enabled, "unprofiled build: no profiling buffers, no profile written");
+      flags_[0] = app.add_flag("!--no-profile", enabled, "unprofiled build: no profiling buffers, no profile written");
     else
-      app.add_flag("--profile", enabled, "profiling build: reserve the tiles' profiling buffers");
-    app.add_option("--profile-granularity", granularity, "graph, phase or kernel")->capture_default_str();
-    app.add_option("--profile-iterations", iterations, "loop iterations recorded in detail: a number or 'all'")
-        ->capture_default_str();
+      flags_[0] = app.add_flag("--profile", enabled, "profiling build: reserve the tiles' profiling buffers");
+    flags_[1] = app.add_option("--profile-granularity", granularity, "graph, phase or kernel")->capture_default_str();
+    flags_[2] = app.add_option("--profile-iterations", iterations, "loop iterations recorded in detail: a number or 'all'")
+                    ->capture_default_str();
+  }
+
+  // Whether any profiling flag was given on the command line.
+  bool given() const {
+    for (const CLI::Option* o : flags_)
+      if (o != nullptr && o->count() > 0) return true;
+    return false;
   }
 
   compiler::ProfilingOptions options() const {
@@ -47,6 +54,9 @@ struct ProfileFlags {
     }
     return o;
   }
+
+ private:
+  CLI::Option* flags_[3] = {};
 };
 
 }  // namespace tilevit::cli

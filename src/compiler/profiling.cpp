@@ -42,17 +42,20 @@ std::vector<std::uint64_t> profile_records_per_tile(const CompiledProgram& p, st
     if (times == 0) continue;
     std::vector<std::uint64_t> per_step(tiles, 0);
     std::vector<bool> computes(tiles, false);
+    // Tiles out of range are skipped here: the verifier reports them, a count must not throw.
     for (const KernelCall& c : step.compute) {
-      if (kernel) ++per_step.at(c.tile);
-      computes.at(c.tile) = true;
+      if (c.tile >= tiles) continue;
+      if (kernel) ++per_step[c.tile];
+      computes[c.tile] = true;
     }
     if (!kernel)
       for (std::uint32_t t = 0; t < tiles; ++t) per_step[t] += computes[t] ? 1 : 0;
     if (!step.exchange.empty()) {
       std::vector<std::set<std::uint32_t>> waves(tiles);  // waves each tile takes part in
       for (const Transfer& x : step.exchange) {
-        waves.at(x.source.tile).insert(x.wave);
-        for (const Endpoint& d : x.destinations) waves.at(d.tile).insert(x.wave);
+        if (x.source.tile < tiles) waves[x.source.tile].insert(x.wave);
+        for (const Endpoint& d : x.destinations)
+          if (d.tile < tiles) waves[d.tile].insert(x.wave);
       }
       for (std::uint32_t t = 0; t < tiles; ++t)
         per_step[t] += 1 + (kernel ? waves[t].size() : (waves[t].empty() ? 0 : 1));  // sync + exchange

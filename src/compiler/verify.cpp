@@ -247,9 +247,9 @@ VerifyReport verify_program(const target::MachineDescription& machine, const Com
     c.fail("loop bounds " + std::to_string(program.loop_begin) + ".." + std::to_string(program.loop_end) +
            " do not fit the program's " + std::to_string(program.steps.size()) + " supersteps");
   c.check_allocations(profiling || program.profiling.enabled);
-  c.check_profile_buffers();
   c.check_calls();
   c.check_transfers();
+  c.check_profile_buffers();
   c.check_bindings(bindings, tensors);
   return c.report;
 }

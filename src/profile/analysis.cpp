@@ -99,9 +99,11 @@ DiffReport diff_profiles(const Profile& a, const Profile& b) {
     r.warnings.push_back("profiles of different packages (" + (a.package_sha256.empty() ? "?" : a.package_sha256.substr(0, 12)) +
                          " vs " + (b.package_sha256.empty() ? "?" : b.package_sha256.substr(0, 12)) +
                          "): steps matched by phase and layer, operations compared by total cycles");
-  if (a.options.granularity != b.options.granularity)
+  const bool same_granularity = a.options.granularity == b.options.granularity;
+  if (!same_granularity)
     r.warnings.push_back("granularities differ (" + std::string(compiler::to_string(a.options.granularity)) + " vs " +
-                         std::string(compiler::to_string(b.options.granularity)) + ")");
+                         std::string(compiler::to_string(b.options.granularity)) +
+                         "): operations are not compared, step spans are");
 
   std::map<std::string, StepDiff> steps;
   for (const StepSpan& s : step_spans(a)) steps[s.key] = StepDiff{s.key, std::int64_t(s.end - s.start), -1, 0};
@@ -139,12 +141,20 @@ DiffReport diff_profiles(const Profile& a, const Profile& b) {
           ++r.samples_differing;
     }
   }
-  if (!r.same_package) {
+  if (!r.same_package && same_granularity) {
+    // Compute cycles only: how idle, sync and exchange time is sampled is not an operation.
+    auto compute_ops = [](const Profile& p) {
+      std::map<std::string, std::uint64_t> cycles;
+      for (const auto& tile : p.samples)
+        for (const Sample& s : tile)
+          if (p.meta[s.meta].kind == SampleKind::compute) cycles[p.meta[s.meta].operation] += s.end - s.start;
+      return cycles;
+    };
     std::map<std::string, OperationDiff> ops;
-    for (const QueryRow& q : query_profile(a, GroupBy::operation)) ops[q.key] = OperationDiff{q.key, q.cycles, 0};
-    for (const QueryRow& q : query_profile(b, GroupBy::operation)) {
-      auto [it, inserted] = ops.try_emplace(q.key, OperationDiff{q.key, 0, 0});
-      it->second.cycles_b = q.cycles;
+    for (const auto& [op, cycles] : compute_ops(a)) ops[op] = OperationDiff{op, cycles, 0};
+    for (const auto& [op, cycles] : compute_ops(b)) {
+      auto [it, inserted] = ops.try_emplace(op, OperationDiff{op, 0, 0});
+      it->second.cycles_b = cycles;
     }
     for (auto& [k, o] : ops)
       if (o.cycles_a != o.cycles_b) r.operations.push_back(o);

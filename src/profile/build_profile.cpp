@@ -37,7 +37,7 @@ using compiler::Superstep;
 // Matrix products count 2 FLOPs per multiply-add; other kernels one per output element
 // per arithmetic operation of their definition (docs/PROFILE_FORMAT.md).
 std::uint64_t call_flops(const KernelCall& c) {
-  const std::uint64_t a = c.dims[0], b = c.dims[1], d = c.dims[2], e = c.dims[3];
+  const std::uint64_t a = c.dims[0], b = c.dims[1], d = c.dims[2];
   switch (c.kind) {
     case compiler::KernelKind::gemm_fp8:
     case compiler::KernelKind::gemm_fp16: return 2 * a * b * d;
@@ -49,7 +49,8 @@ std::uint64_t call_flops(const KernelCall& c) {
     case compiler::KernelKind::cast_fp8: return a;
     case compiler::KernelKind::attention_scores: return 2 * a * b * d + a * b;
     case compiler::KernelKind::attention_values: return 2 * a * b * d + 3 * a * b;
-    case compiler::KernelKind::attention_combine: return a * b * (e + 1);
+    // rows x head_dim, key blocks: the blocks' {P.V, sum} partials added, then o / l.
+    case compiler::KernelKind::attention_combine: return a * (b + 1) * (d > 0 ? d - 1 : 0) + a * b;
   }
   return 0;
 }
@@ -67,6 +68,8 @@ std::string dims_text(const KernelCall& c) {
   for (std::size_t i = 0; i < n; ++i) s += (i ? "x" : "") + std::to_string(c.dims[i]);
   return s;
 }
+
+std::uint32_t saturate(std::uint64_t v) { return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, UINT32_MAX)); }
 
 class Recorder {
  public:
@@ -128,13 +131,13 @@ class Recorder {
           const std::string wave = "wave " + std::to_string(w + 1) + " of " + std::to_string(d.wave_cycles.size());
           if (c > 0)
             add(t, w_at, w_at + c, StepMeta{SampleKind::exchange, index, layer, s.label, "", "", wave},
-                std::uint32_t(d.sent[w][t]), std::uint32_t(d.received[w][t]), 0);
+                saturate(d.sent[w][t]), saturate(d.received[w][t]), 0);
           add(t, w_at + c, w_at + length, idle, 0, 0, 0);
           w_at += length;
         }
       } else if (busy > 0) {  // the tile runs its exchange program until the phase ends
         add(t, exchange_start, phase_end, StepMeta{SampleKind::exchange, index, layer, s.label, "", "", ""},
-            std::uint32_t(sent), std::uint32_t(received), 0);
+            saturate(sent), saturate(received), 0);
       } else {
         add(t, exchange_start, phase_end, idle, 0, 0, 0);
       }
@@ -185,8 +188,9 @@ class Recorder {
       d.sent.assign(d.wave_cycles.size(), std::vector<std::uint64_t>(m_.tiles, 0));
       d.received = d.sent;
       for (const compiler::Transfer& x : s.exchange) {
-        d.sent[x.wave][x.source.tile] += x.bytes / 4;  // multicast: sent once
-        for (const compiler::Endpoint& e : x.destinations) d.received[x.wave][e.tile] += x.bytes / 4;
+        const std::uint64_t words = (x.bytes + 3) / 4;  // transfers are whole words
+        d.sent[x.wave][x.source.tile] += words;         // multicast: sent once
+        for (const compiler::Endpoint& e : x.destinations) d.received[x.wave][e.tile] += words;
       }
     }
     d.ready = true;
@@ -264,8 +268,7 @@ Profile build_profile(const target::MachineDescription& m, const compiler::Compi
   if (options.granularity == Granularity::graph)
     for (std::uint32_t t = 0; t < m.tiles; ++t)
       r.add(t, 0, at, StepMeta{SampleKind::graph, kNoStep, -1, "call", "", "", ""},
-            std::uint32_t(std::min<std::uint64_t>(r.sent_[t], UINT32_MAX)),
-            std::uint32_t(std::min<std::uint64_t>(r.received_[t], UINT32_MAX)), r.flops_[t]);
+            saturate(r.sent_[t]), saturate(r.received_[t]), r.flops_[t]);
   return out;
 }
 

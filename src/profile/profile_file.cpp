@@ -146,10 +146,10 @@ Profile decode(const package::Container& c) {
       x.words_sent = s.read_u32();
       x.words_received = s.read_u32();
       x.flops = s.read_u64();
-      const std::string where = "tile " + std::to_string(t) + " sample " + std::to_string(&x - list.data());
-      if (x.meta >= metas) s.fail(where + ": meta index out of range", " (" + std::to_string(x.meta) + ")");
+      auto where = [&] { return "tile " + std::to_string(t) + " sample " + std::to_string(&x - list.data()); };
+      if (x.meta >= metas) s.fail(where() + ": meta index out of range", " (" + std::to_string(x.meta) + ")");
       if (x.end <= x.start || x.end > p.span || x.start < previous_end)
-        s.fail(where + ": cycles out of order or outside the span",
+        s.fail(where() + ": cycles out of order or outside the span",
                " (" + std::to_string(x.start) + ".." + std::to_string(x.end) + ")");
       previous_end = x.end;
     }

@@ -10,8 +10,8 @@
 namespace tilevit::profile {
 
 // FLOP per tile-cycle of the matrix unit, for the per-operation "achieved vs peak" column.
-// The Profile does not carry the machine's peaks, so the caller passes them (from
-// MachineDescription::flop_per_cycle_fp16/_fp8); the defaults are the C600's (64 FP16 or
+// peaks_of(profile) gives the ones the profile recorded from its machine
+// (MachineDescription::flop_per_cycle_fp16/_fp8); the defaults are the C600's (64 FP16 or
 // 128 FP8 multiply-adds per cycle per tile). Kernels whose name contains "fp8" are
 // compared with the FP8 peak, every other kernel with the FP16 peak.
 struct TimelinePeaks {

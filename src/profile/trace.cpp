@@ -5,7 +5,14 @@
 namespace tilevit::profile {
 
 std::string chrome_trace_json(const Profile& p) {
-  const double us_per_cycle = 1e6 / double(p.clock_hz);
+  // Times as whole nanoseconds, written in µs with a quarter-ns bias: an importer that
+  // truncates and one that rounds both read back exactly these integers, so an event
+  // ends exactly where its neighbour starts.
+  const auto ns = [&](std::uint64_t cycle) {
+    const unsigned __int128 scaled = static_cast<unsigned __int128>(cycle) * 1000000000u + p.clock_hz / 2;
+    return static_cast<std::int64_t>(scaled / p.clock_hz);
+  };
+  const auto us = [](std::int64_t nanoseconds) { return (double(nanoseconds) + 0.25) / 1000.0; };
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"ph", "M"}, {"pid", 0}, {"name", "process_name"}, {"args", {{"name", p.machine_name + ": " + p.model}}}});
   for (std::size_t tile = 0; tile < p.samples.size(); ++tile) {
@@ -34,8 +41,8 @@ std::string chrome_trace_json(const Profile& p) {
                         {"tid", tile},
                         {"name", name},
                         {"cat", m.kind == SampleKind::compute ? m.kernel : std::string(to_string(m.kind))},
-                        {"ts", double(s.start) * us_per_cycle},
-                        {"dur", double(s.end - s.start) * us_per_cycle},
+                        {"ts", us(ns(s.start))},
+                        {"dur", us(ns(s.end) - ns(s.start))},
                         {"args", std::move(args)}});
     }
   }

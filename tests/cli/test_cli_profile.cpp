@@ -108,3 +108,18 @@ TEST(CliProfile, NoProfileBuildWritesNoProfileButTheMemoryMap) {
   EXPECT_TRUE(fs::exists(out + "/memory.html"));
   fs::remove_all(out);
 }
+
+TEST(CliProfile, ProfilingFlagsCannotChangeAPackage) {
+  const std::string out = run_small("flags");
+  const std::string pkg = out + "/model.tvpkg";
+  const auto r = run_tilevit("run --package " + pkg + " --profile-granularity kernel --out " + out);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("built with --profile-granularity phase"), std::string::npos) << r.err;
+  EXPECT_EQ(run_tilevit("run --package " + pkg + " --profile-granularity bogus --out " + out).exit_code, 2);
+  EXPECT_EQ(run_tilevit("run --package " + pkg + " --no-profile --out " + out).exit_code, 2);
+  // The same options as the package's are fine.
+  EXPECT_EQ(run_tilevit("run --package " + pkg + " --no-reference --inferences 1 --profile-granularity phase --out " + out)
+                .exit_code,
+            0);
+  fs::remove_all(out);
+}

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 
 #include "compiler/compile.hpp"
@@ -88,6 +89,25 @@ TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
   EXPECT_GT(profiled.stats.peak_tile_bytes, plain.stats.peak_tile_bytes);
 }
 
+// The verifier reports a call or transfer on a tile the machine lacks; counting the
+// profiling records of such a program must not throw first.
+TEST(Profile, VerifierReportsBadTilesOfAProfiledProgram) {
+  auto m = compile_small({true, compiler::Granularity::kernel, 1});
+  auto& program = m.lowered.program;
+  for (auto& s : program.steps)
+    if (!s.compute.empty() && !s.exchange.empty()) {
+      s.compute[0].tile = 99;
+      s.exchange[0].destinations[0].tile = 77;
+      break;
+    }
+  compiler::VerifyReport report;
+  ASSERT_NO_THROW(report = compiler::verify_program(target::test16(), program, m.lowered.bindings, m.graph.tensors));
+  EXPECT_FALSE(report.ok());
+  bool named = false;
+  for (const auto& v : report.violations) named |= v.find("99") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 TEST(ProfileFile, RoundTripsExactly) {
   const auto m = compile_small({});
   auto p = profile_of(m, {compiler::Granularity::kernel, 2});
@@ -127,6 +147,61 @@ TEST(ProfileFile, CorruptedOrTruncatedFilesAreClearErrors) {
   flipped[bytes.size() - 5] ^= std::byte{0x40};
   expect_error(flipped, "");
   expect_error({}, "");
+}
+
+// Files whose hashes are right but whose content is not: every check after the hash.
+TEST(ProfileFile, InconsistentContentIsRejectedAfterTheHashCheck) {
+  const auto good = profile_of(compile_small({}), {});
+  auto expect_rejected = [](const profile::Profile& p, const std::string& needle) {
+    try {
+      profile::decode_profile(profile::encode_profile(p), "bad.tvprof");
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad.tvprof"), std::string::npos) << e.what();
+    }
+  };
+  auto p = good;
+  p.samples[3][2].meta = static_cast<std::uint32_t>(p.meta.size());
+  expect_rejected(p, "tile 3 sample 2: meta index out of range");
+  p = good;
+  std::swap(p.samples[5][0], p.samples[5][1]);
+  expect_rejected(p, "tile 5 sample 1: cycles out of order");
+  p = good;
+  p.samples[0].back().end = p.span + 1;
+  expect_rejected(p, "outside the span");
+  p = good;
+  p.meta[0].step = p.steps;
+  expect_rejected(p, "step out of range");
+  p = good;
+  p.samples.pop_back();
+  expect_rejected(p, "tile count differs");
+  p = good;
+  p.clock_hz = 0;
+  expect_rejected(p, "clock_hz");
+}
+
+TEST(Profile, FlopsCountEveryKernelsArithmetic) {
+  const auto m = compile_small({});
+  const auto p = profile_of(m, {compiler::Granularity::kernel, 2});
+  std::map<std::string, std::uint64_t> flops;
+  for (const auto& tile : p.samples)
+    for (const auto& s : tile) flops[p.meta[s.meta].kernel] += s.flops;
+  for (const char* k : {"gemm_fp8", "attention_scores", "attention_values", "attention_combine", "layernorm", "gelu"})
+    EXPECT_GT(flops[k], 0u) << k;
+  // Combine calls: rows x head_dim outputs from `blocks` partials {P.V, sum}; with both
+  // layers in detail every loop step counts twice.
+  const auto& program = m.lowered.program;
+  std::uint64_t expected = 0;
+  for (std::uint32_t i = 0; i < program.steps.size(); ++i)
+    for (const auto& c : program.steps[i].compute)
+      if (c.kind == compiler::KernelKind::attention_combine) {
+        const std::uint64_t rows = c.dims[0], d = c.dims[1], blocks = c.dims[2];
+        const std::uint64_t times = (i >= program.loop_begin && i < program.loop_end) ? program.loop_count : 1;
+        expected += times * (rows * (d + 1) * (blocks - 1) + rows * d);
+      }
+  EXPECT_EQ(flops["attention_combine"], expected);
 }
 
 TEST(ProfileFile, MissingFileNamesThePath) {

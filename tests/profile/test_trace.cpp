@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -15,7 +16,9 @@ TEST(Trace, ValidChromeTraceWithNestedEventsPerTile) {
   const auto p = profile::build_profile(target::test16(), m.lowered.program, {});
   const auto j = nlohmann::json::parse(profile::chrome_trace_json(p));
   ASSERT_TRUE(j.contains("traceEvents"));
-  std::map<int, std::vector<std::pair<double, double>>> tracks;
+  // Per track: [start, end) in integer nanoseconds as an importer reads them, by
+  // truncation and by rounding of the microsecond values.
+  std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> truncated, rounded;
   std::map<int, std::string> names;
   std::size_t repeats = 0;
   for (const auto& e : j["traceEvents"]) {
@@ -26,17 +29,21 @@ TEST(Trace, ValidChromeTraceWithNestedEventsPerTile) {
     }
     ASSERT_EQ(e["ph"], "X");
     const double ts = e["ts"], dur = e["dur"];
-    EXPECT_GE(dur, 0);
-    // Raw cycles are kept and agree with the microseconds at 1.5 GHz.
-    EXPECT_NEAR(ts, e["args"]["start_cycle"].get<double>() / 1500.0, 1e-6);
-    if (e["cat"] == "repeat") ++repeats;
-    else tracks[e["tid"].get<int>()].push_back({ts, ts + dur});
+    EXPECT_GT(dur, 0);
+    // Raw cycles are kept and agree with the microseconds at 1.5 GHz (to the nanosecond).
+    EXPECT_NEAR(ts, e["args"]["start_cycle"].get<double>() / 1500.0, 1e-3);
+    EXPECT_NEAR(ts + dur, e["args"]["end_cycle"].get<double>() / 1500.0, 1e-3);
+    repeats += e["cat"] == "repeat";
+    const int tid = e["tid"].get<int>();
+    truncated[tid].push_back({std::int64_t(ts * 1000), std::int64_t(ts * 1000) + std::int64_t(dur * 1000)});
+    rounded[tid].push_back({std::llround(ts * 1000), std::llround(ts * 1000) + std::llround(dur * 1000)});
   }
   EXPECT_EQ(names.size(), 16u);
   EXPECT_EQ(repeats, 16u);  // one repeat-remainder interval per tile
-  for (auto& [tile, events] : tracks) {
-    EXPECT_EQ(names[tile], "tile " + std::to_string(tile));
-    for (std::size_t i = 1; i < events.size(); ++i)
-      EXPECT_LE(events[i - 1].second, events[i].first + 1e-9) << "overlap on tile " << tile;  // events nest: disjoint, in order
-  }
+  for (const auto* tracks : {&truncated, &rounded})
+    for (const auto& [tile, events] : *tracks) {
+      EXPECT_EQ(names[tile], "tile " + std::to_string(tile));
+      for (std::size_t i = 1; i < events.size(); ++i)  // events nest: disjoint and in order, exactly
+        ASSERT_LE(events[i - 1].second, events[i].first) << "overlap on tile " << tile << " event " << i;
+    }
 }

@@ -35,10 +35,11 @@ const TV = {};
   const pKind = new Uint8Array(pMeta.length);
   for (let p = 0; p < pMeta.length; p++) pKind[p] = meta[pMeta[p]].kind;
 
-  // "Crop at initial sync": the timeline starts where the first tile starts its first sync.
-  let firstSync = Infinity;
-  for (let i = 0; i < n; i++) if (pKind[payload[i]] === K.sync && start[i] < firstSync) firstSync = start[i];
-  if (!isFinite(firstSync)) firstSync = 0;
+  // "Crop at initial sync": the call starts when the last tile has entered it (the
+  // latest first sample over the tiles). The modelled tiles all start at cycle 0, so this
+  // is 0 unless a profile records a staggered start.
+  let firstSync = 0;
+  for (let t = 0; t < tiles; t++) if (offsets[t] < offsets[t + 1]) firstSync = Math.max(firstSync, start[offsets[t]]);
 
   // Colours: canvas ImageData words are little-endian RGBA, i.e. 0xAABBGGRR.
   function rgb(hex) { const v = parseInt(hex.slice(1), 16); return [v >> 16, (v >> 8) & 255, v & 255]; }

@@ -181,12 +181,15 @@
     for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
     return 10 * p;
   }
-  function fmt(v) {
-    const a = Math.abs(v);
-    if (a >= 1e9) return +(v / 1e9).toPrecision(6) + 'G';
-    if (a >= 1e6) return +(v / 1e6).toPrecision(6) + 'M';
-    if (a >= 1e4) return +(v / 1e3).toPrecision(6) + 'k';
-    return +v.toPrecision(6) + '';
+  // A tick label with as many decimals as the step needs, so neighbours never read alike.
+  function fmt(v, step) {
+    for (const [unit, suffix] of [[1e9, 'G'], [1e6, 'M'], [1e4, 'k'], [1, '']]) {
+      if (Math.abs(v) < unit && unit > 1) continue;
+      const scaled = unit === 1e4 ? 1e3 : unit;
+      const decimals = Math.min(9, Math.max(0, Math.ceil(-Math.log10(step / scaled) - 1e-9)));
+      return (v / scaled).toFixed(decimals) + suffix;
+    }
+    return String(v);
   }
 
   // Two axes, relative to the origin: cycles (top half) and microseconds at the clock.
@@ -202,13 +205,13 @@
     const cpp = cyclesPerPixel(), origin = originT(), usPerCycle = 1e6 / TV.clock;
     const axes = [[1, 0], [usPerCycle, H / 2]];
     for (const [scale, y] of axes) {
-      const step = niceStep(cpp * scale, 90);
+      const step = scale === 1 ? Math.max(1, niceStep(cpp, 90)) : niceStep(cpp * scale, 90);  // whole cycles
       const v0 = (view.t0 - origin) * scale, v1 = (view.t1 - origin) * scale;
       ctx.beginPath();
       for (let v = Math.ceil(v0 / step) * step; v <= v1; v += step) {
         const x = Math.round(tToX(origin + v / scale)) + 0.5;
         ctx.moveTo(x, y); ctx.lineTo(x, y + 5);
-        ctx.fillText(fmt(v), x + 2, y + 3);
+        ctx.fillText(fmt(v, step), x + 2, y + 3);
       }
       ctx.stroke();
     }

@@ -21,8 +21,8 @@
       ['selected', `${int(v.t0 - o)}\u2013${int(v.t1 - o)} (${int(v.t1 - v.t0)} cycles, ${us(v.t1 - v.t0)})`],
       ['cycles', `${int(r.span)} (${us(r.span)})`], ['clock', (r.clock_hz / 1e9).toFixed(3) + ' GHz'],
       ['machine', esc(r.machine)], ['model', esc(r.model || 'unknown')], ['package', sha],
-      ['granularity', `${esc(r.granularity)}, ${r.iterations_in_detail} of ${r.loop[2]} iteration(s) in detail`],
-      ['origin', v.origin === 'sync' ? `first sync, cycle ${int(TV.firstSync)}` : 'cycle 0'],
+      ['granularity', `${esc(r.granularity)}, ${r.iterations_in_detail >= r.loop[2] ? 'all' : r.iterations_in_detail} of ${r.loop[2]} iteration(s) in detail`],
+      ['origin', v.origin === 'sync' ? `initial sync, cycle ${int(TV.firstSync)}` : 'cycle 0'],
     ];
     $('stats').innerHTML = items.map(([k, val]) => `<span>${k}: <b>${val}</b></span>`).join('');
   }
