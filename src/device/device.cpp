@@ -1,10 +1,13 @@
 #include "device/device.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
 #include <mutex>
+
+#include <sys/mman.h>
 
 #include "compiler/compile.hpp"
 #include "device/kernels.hpp"
@@ -18,13 +21,15 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Runs body(i) for i < n in parallel; the first exception (lowest index) is rethrown.
+// Runs body(i) for i < n in parallel, `chunk` indices per hand-out (a shared counter per
+// hand-out: 1 for tile groups of ~100 us, more for ~100 ns copies); the first exception
+// (lowest index) is rethrown. Tiny phases run on the calling thread.
 template <typename F>
-void parallel_for(std::size_t n, F&& body) {
+void parallel_for(std::size_t n, F&& body, int chunk = 1) {
   std::exception_ptr error;
   std::size_t error_index = SIZE_MAX;
   std::mutex lock;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, chunk) if (n > 1)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i) {
     try {
       body(static_cast<std::size_t>(i));
@@ -41,8 +46,18 @@ void parallel_for(std::size_t n, F&& body) {
 
 }  // namespace
 
-Device::Device(package::PackageContents program) : pkg_(std::move(program)) {
-  sram_.assign(pkg_.machine.tiles, std::vector<std::uint8_t>(pkg_.machine.sram_size, 0));
+TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile) : tiles_(tiles), bytes_per_tile_(bytes_per_tile) {
+  mapped_ = std::max<std::size_t>(std::size_t(tiles) * bytes_per_tile, 1);
+  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw Error("device: cannot map " + std::to_string(mapped_) + " B of tile memory", kExitInternal);
+  madvise(p, mapped_, MADV_HUGEPAGE);  // a hint: without it (or THP off) only slower
+  base_ = static_cast<std::uint8_t*>(p);
+}
+
+TileMemory::~TileMemory() { munmap(base_, mapped_); }
+
+Device::Device(package::PackageContents program)
+    : pkg_(std::move(program)), sram_(pkg_.machine.tiles, pkg_.machine.sram_size) {
   // Calls grouped per tile, once, so a compute phase runs tiles in parallel.
   for (std::size_t s = 0; s < pkg_.program.steps.size(); ++s) {
     const auto& calls = pkg_.program.steps[s].compute;
@@ -62,6 +77,32 @@ Device::Device(package::PackageContents program) : pkg_(std::move(program)) {
       groups[static_cast<std::size_t>(slot[tile])].push_back(i);
     }
     tile_calls_.push_back(std::move(groups));
+    // Exchange tables: addresses resolved through the allocations once.
+    const auto& allocations = pkg_.program.allocations;
+    const std::uint64_t base = pkg_.machine.sram_base;
+    auto resolve = [&](const compiler::Endpoint& e, std::uint32_t& offset) {
+      if (e.tile >= pkg_.machine.tiles || e.allocation >= allocations.size() || allocations[e.allocation].tile != e.tile ||
+          allocations[e.allocation].address < base)
+        return false;
+      const std::uint64_t o = allocations[e.allocation].address - base + std::uint64_t(e.offset);
+      offset = o > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(o);  // out of range: caught by the bounds check
+      return true;
+    };
+    Exchange ex;
+    for (const auto& x : pkg_.program.steps[s].exchange) {
+      Transfer t;
+      t.source_tile = x.source.tile, t.source_stride = x.source_layer_stride, t.bytes = x.bytes;
+      t.first = static_cast<std::uint32_t>(ex.destinations.size());
+      t.count = static_cast<std::uint32_t>(x.destinations.size());
+      t.valid = resolve(x.source, t.source_offset);
+      for (const auto& d : x.destinations) {
+        Destination out{d.tile, 0};
+        t.valid = resolve(d, out.offset) && t.valid;
+        ex.destinations.push_back(out);
+      }
+      ex.transfers.push_back(t);
+    }
+    exchange_.push_back(std::move(ex));
     step_cycles_.push_back([&] {
       const auto c = compiler::estimate_step(pkg_.machine, pkg_.program.steps[s]);
       return c.compute + c.exchange + c.sync;
@@ -71,7 +112,10 @@ Device::Device(package::PackageContents program) : pkg_(std::move(program)) {
 
 Device::~Device() = default;
 
-std::vector<std::uint8_t>& Device::tile_sram(std::uint32_t tile) { return sram_.at(tile); }
+std::span<std::uint8_t> Device::tile_sram(std::uint32_t tile) {
+  if (tile >= sram_.tiles()) throw Error("device: no tile " + std::to_string(tile), kExitInternal);
+  return sram_.tile(tile);
+}
 
 void Device::upload_weights(const model::ViTWeights& weights) {
   const WeightValues values(weights, pkg_);
@@ -79,7 +123,7 @@ void Device::upload_weights(const model::ViTWeights& weights) {
   parallel_for(bindings.size(), [&](std::size_t i) {
     const auto& b = bindings[i];
     if (b.direction != compiler::HostBinding::Direction::parameter) return;
-    values.write(b, sram_[b.tile], pkg_.program.allocations.at(b.allocation).address, pkg_.machine);
+    values.write(b, tile_sram(b.tile), pkg_.program.allocations.at(b.allocation).address, pkg_.machine);
   });
   weights_loaded_ = true;
 }
@@ -103,7 +147,7 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
     if (b.col0 + b.cols > patch_dim || (b.row0 + b.rows) * std::size_t(patch_dim) > patches.size())
       throw Error("package: input binding outside the image tensor", kExitBadInput);
     AccessContext ctx{b.tile, 0, "upload", "image binding"};
-    std::uint8_t* dst = sram_at(sram_[b.tile], pkg_.machine, std::uint64_t(pkg_.program.allocations.at(b.allocation).address) + b.offset,
+    std::uint8_t* dst = sram_at(tile_sram(b.tile), pkg_.machine, std::uint64_t(pkg_.program.allocations.at(b.allocation).address) + b.offset,
                                 std::uint64_t(b.rows) * b.cols * 2, ctx);
     for (std::uint32_t r = 0; r < b.rows; ++r)
       store_f16(dst + std::size_t(r) * b.cols * 2, &patches[(b.row0 + r) * std::size_t(patch_dim) + b.col0], b.cols);
@@ -125,7 +169,7 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
     if (b.row0 + b.rows > std::uint32_t(config.batch) || b.col0 + b.cols > std::uint32_t(config.width))
       throw Error("package: output binding outside the embedding", kExitBadInput);
     AccessContext ctx{b.tile, 0, "download", "embedding binding"};
-    const std::uint8_t* src = sram_at(sram_[b.tile], pkg_.machine,
+    const std::uint8_t* src = sram_at(tile_sram(b.tile), pkg_.machine,
                                       std::uint64_t(pkg_.program.allocations.at(b.allocation).address) + b.offset,
                                       std::uint64_t(b.rows) * b.cols * 2, ctx);
     for (std::uint32_t r = 0; r < b.rows; ++r)
@@ -142,24 +186,42 @@ void Device::execute_step(std::uint32_t step, std::uint32_t iteration) {
   parallel_for(groups.size(), [&](std::size_t g) {
     for (std::uint32_t i : groups[g]) {
       const auto& call = s.compute[i];
-      execute_call(pkg_.machine, pkg_.program, sram_[call.tile], call, step, iteration);
+      execute_call(pkg_.machine, pkg_.program, sram_.tile(call.tile), call, step, iteration);
     }
   });
   // Exchange: the verifier guarantees no transfer writes what another one of the same
   // phase reads or writes, so they can run in any order.
+  const Exchange& ex = exchange_[step];
+  const std::uint64_t size = pkg_.machine.sram_size;
+  parallel_for(ex.transfers.size(), [&](std::size_t i) {
+    const Transfer& t = ex.transfers[i];
+    const std::uint64_t source = t.source_offset + std::uint64_t(t.source_stride) * iteration;
+    if (!t.valid || source + t.bytes > size) transfer_failed(step, static_cast<std::uint32_t>(i), iteration);
+    const std::uint8_t* src = sram_.tile(t.source_tile).data() + source;
+    for (std::uint32_t j = t.first; j < t.first + t.count; ++j) {
+      const Destination& d = ex.destinations[j];
+      if (std::uint64_t(d.offset) + t.bytes > size) transfer_failed(step, static_cast<std::uint32_t>(i), iteration);
+      std::memcpy(sram_.tile(d.tile).data() + d.offset, src, t.bytes);
+    }
+  }, 16);
+}
+
+// The slow path of a failed check: the same checks on the program's endpoints, with the
+// message naming tile, superstep and direction.
+void Device::transfer_failed(std::uint32_t step, std::uint32_t transfer, std::uint32_t iteration) const {
+  const auto& s = pkg_.program.steps[step];
+  const auto& x = s.exchange[transfer];
   const auto& allocations = pkg_.program.allocations;
-  parallel_for(s.exchange.size(), [&](std::size_t i) {
-    const auto& x = s.exchange[i];
-    auto endpoint = [&](const compiler::Endpoint& e, std::uint64_t extra, const char* what) {
-      AccessContext ctx{e.tile, step, s.label.c_str(), what};
-      if (e.tile >= sram_.size() || e.allocation >= allocations.size() || allocations[e.allocation].tile != e.tile)
-        throw Error(describe(ctx) + ": names memory of another tile", kExitInternal);
-      return sram_at(sram_[e.tile], pkg_.machine, std::uint64_t(allocations[e.allocation].address) + e.offset + extra,
-                     x.bytes, ctx);
-    };
-    const std::uint8_t* src = endpoint(x.source, std::uint64_t(x.source_layer_stride) * iteration, "transfer source");
-    for (const auto& d : x.destinations) std::memcpy(endpoint(d, 0, "transfer destination"), src, x.bytes);
-  });
+  auto check = [&](const compiler::Endpoint& e, std::uint64_t extra, const char* what) {
+    AccessContext ctx{e.tile, step, s.label.c_str(), what};
+    if (e.tile >= pkg_.machine.tiles || e.allocation >= allocations.size() || allocations[e.allocation].tile != e.tile)
+      throw Error(describe(ctx) + ": names memory of another tile", kExitInternal);
+    auto tile = const_cast<TileMemory&>(sram_).tile(e.tile);
+    sram_at(tile, pkg_.machine, std::uint64_t(allocations[e.allocation].address) + e.offset + extra, x.bytes, ctx);
+  };
+  check(x.source, std::uint64_t(x.source_layer_stride) * iteration, "transfer source");
+  for (const auto& d : x.destinations) check(d, 0, "transfer destination");
+  throw Error(describe(AccessContext{x.source.tile, step, s.label.c_str(), "transfer"}) + ": invalid", kExitInternal);
 }
 
 }  // namespace tilevit::device

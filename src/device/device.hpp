@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "device/sram.hpp"
 #include "model/weights.hpp"
 #include "package/program_codec.hpp"
 
@@ -32,12 +33,30 @@ class Device {
   std::vector<float> run(const std::vector<std::vector<float>>& images, CallTiming* timing = nullptr);
 
   // Raw access for tests and fault injection.
-  std::vector<std::uint8_t>& tile_sram(std::uint32_t tile);
+  std::span<std::uint8_t> tile_sram(std::uint32_t tile);
 
  private:
+  // The exchange of one superstep, resolved once from the program into compact tables
+  // (a 27-layer call runs ~100 M copies of ~140 B: per-copy bookkeeping is what costs).
+  // Offsets are from the tile's sram_base and still bounds-checked on every copy;
+  // `valid` false: an endpoint names memory of another tile, reported when it runs.
+  struct Transfer {
+    std::uint32_t source_tile = 0, source_offset = 0, source_stride = 0, bytes = 0;
+    std::uint32_t first = 0, count = 0;  // range of Exchange::destinations
+    bool valid = true;
+  };
+  struct Destination {
+    std::uint32_t tile = 0, offset = 0;
+  };
+  struct Exchange {
+    std::vector<Transfer> transfers;  // program order
+    std::vector<Destination> destinations;
+  };
   void execute_step(std::uint32_t step, std::uint32_t iteration);
+  [[noreturn]] void transfer_failed(std::uint32_t step, std::uint32_t transfer, std::uint32_t iteration) const;
   package::PackageContents pkg_;
-  std::vector<std::vector<std::uint8_t>> sram_;  // per tile, sram_size bytes from sram_base
+  TileMemory sram_;  // per tile, sram_size bytes from sram_base
+  std::vector<Exchange> exchange_;  // per step
   std::vector<std::vector<std::vector<std::uint32_t>>> tile_calls_;  // per step: per active tile, call indices
   std::vector<std::uint64_t> step_cycles_;  // modelled cycles of each superstep
   bool weights_loaded_ = false;

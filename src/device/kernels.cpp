@@ -27,7 +27,7 @@ thread_local Scratch scratch;
 }  // namespace
 
 void execute_call(const target::MachineDescription& m, const compiler::CompiledProgram& p,
-                  std::vector<std::uint8_t>& sram, const compiler::KernelCall& call, std::uint32_t step,
+                  std::span<std::uint8_t> sram, const compiler::KernelCall& call, std::uint32_t step,
                   std::uint32_t iteration) {
   AccessContext ctx{call.tile, step, p.steps[step].label.c_str(), compiler::kernel_name(call.kind)};
   auto operand = [&](std::size_t i, std::uint64_t bytes) -> std::uint8_t* {

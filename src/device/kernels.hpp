@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "compiler/program.hpp"
@@ -11,7 +12,7 @@ namespace tilevit::device {
 // operands that walk a per-layer sequence). Throws Error naming tile, superstep and
 // kernel for any access outside the tile's memory or its operand.
 void execute_call(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
-                  std::vector<std::uint8_t>& sram, const compiler::KernelCall& call, std::uint32_t step,
+                  std::span<std::uint8_t> sram, const compiler::KernelCall& call, std::uint32_t step,
                   std::uint32_t iteration);
 
 }  // namespace tilevit::device

@@ -3,6 +3,7 @@
 // host's float form of device values (exact both ways).
 #include <array>
 #include <cstdint>
+#include <span>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,6 +15,26 @@
 #include "target/machine.hpp"
 
 namespace tilevit::device {
+
+// Every tile's SRAM in one anonymous mapping (zeroed by the kernel), advised to use
+// transparent huge pages: calls touch ~1 GB of tile memory spread over 1,472 tiles, and
+// with 4 KiB pages the TLB misses and first-touch faults cost as much as the copies.
+class TileMemory {
+ public:
+  TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile);
+  ~TileMemory();
+  TileMemory(const TileMemory&) = delete;
+  TileMemory& operator=(const TileMemory&) = delete;
+  std::span<std::uint8_t> tile(std::uint32_t t) {
+    return {base_ + std::size_t(t) * bytes_per_tile_, bytes_per_tile_};
+  }
+  std::uint32_t tiles() const { return tiles_; }
+
+ private:
+  std::uint8_t* base_ = nullptr;
+  std::size_t mapped_ = 0;
+  std::uint32_t tiles_ = 0, bytes_per_tile_ = 0;
+};
 
 // Where an access comes from, for error messages: "tile 12, superstep 7 (layer.qkv), gemm_fp8".
 struct AccessContext {
@@ -28,7 +49,7 @@ inline std::string describe(const AccessContext& c) {
 
 // The bytes [address, address + bytes) of `sram` (which starts at machine.sram_base), or
 // an Error naming the access.
-inline std::uint8_t* sram_at(std::vector<std::uint8_t>& sram, const target::MachineDescription& m, std::uint64_t address,
+inline std::uint8_t* sram_at(std::span<std::uint8_t> sram, const target::MachineDescription& m, std::uint64_t address,
                              std::uint64_t bytes, const AccessContext& c) {
   if (address < m.sram_base || address + bytes > std::uint64_t(m.sram_base) + sram.size())
     throw Error(describe(c) + ": access to 0x" + [&] {
@@ -48,21 +69,8 @@ inline void store_f16(std::uint8_t* p, const float* in, std::size_t n) {
 }
 inline void load_f32(const std::uint8_t* p, float* out, std::size_t n) { std::memcpy(out, p, n * 4); }
 inline void store_f32(std::uint8_t* p, const float* in, std::size_t n) { std::memcpy(p, in, n * 4); }
-// Decoding tables for every scale, built once.
-inline const std::array<float, 256>& f143_table(int scale) {
-  static const auto tables = [] {
-    std::vector<std::array<float, 256>> t;
-    for (int s = numerics::kMinFp8Scale; s <= numerics::kMaxFp8Scale; ++s)
-      t.push_back(numerics::fp8_decode_table(numerics::Fp8Format::F143, s));
-    return t;
-  }();
-  if (scale < numerics::kMinFp8Scale || scale > numerics::kMaxFp8Scale)
-    throw Error("FP8 scale " + std::to_string(scale) + " outside [-31, 31]", kExitBadInput);
-  return tables[static_cast<std::size_t>(scale - numerics::kMinFp8Scale)];
-}
 inline void load_f8(const std::uint8_t* p, float* out, std::size_t n, int scale) {
-  const auto& table = f143_table(scale);
-  for (std::size_t i = 0; i < n; ++i) out[i] = table[p[i]];
+  numerics::fp8_decode(p, out, n, numerics::Fp8Format::F143, scale);
 }
 
 }  // namespace tilevit::device

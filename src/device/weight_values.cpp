@@ -54,7 +54,7 @@ WeightValues::Source WeightValues::source(const compiler::Tensor& t, std::uint32
   throw Error("package: parameter tensor \"" + n + "\" has no counterpart in the model", kExitBadInput);
 }
 
-void WeightValues::write(const compiler::HostBinding& b, std::vector<std::uint8_t>& sram, std::uint32_t address,
+void WeightValues::write(const compiler::HostBinding& b, std::span<std::uint8_t> sram, std::uint32_t address,
                          const target::MachineDescription& machine) const {
   const compiler::Tensor& t = pkg_.tensors.at(b.tensor);
   const std::uint32_t es = compiler::dtype_bytes(t.dtype);

@@ -3,6 +3,7 @@
 // rectangle a parameter binding asks for, quantised as the tensor's dtype (F143 at its
 // GEMM role's scale, or FP16), every layer of a sequence at its stride.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "model/weights.hpp"
@@ -14,7 +15,7 @@ class WeightValues {
  public:
   // Throws if the weights' shapes differ from the package's model.
   WeightValues(const model::ViTWeights& weights, const package::PackageContents& package);
-  void write(const compiler::HostBinding& binding, std::vector<std::uint8_t>& sram, std::uint32_t allocation_address,
+  void write(const compiler::HostBinding& binding, std::span<std::uint8_t> sram, std::uint32_t allocation_address,
              const target::MachineDescription& machine) const;
 
  private:

@@ -29,6 +29,10 @@ struct DeviceGemm {
 
 // Runs in parallel over column strips (OpenMP) unless called inside a parallel region.
 void device_gemm(const DeviceGemm& g);
+// Which instruction set device_gemm uses (automatic: AVX-512 if the CPU has it, else
+// AVX2). All give identical results; tests force each one to check that.
+enum class GemmPath { automatic, avx512, avx2, scalar };
+void force_gemm_path(GemmPath path);
 
 // out[i] = fp16(sum_p partials[p][i]) summed in FP32, p ascending: the reduction of a
 // GEMM whose inner dimension was split over tiles.
@@ -56,6 +60,9 @@ void device_attention_values(float* scores, const float* row_max, int queries, i
 // Combines the key blocks' partials [blocks][rows][head_dim + 1] in block order:
 // l = sum_b l_b, o = sum_b o_b (FP32), out = fp16(o / l).
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo);
+
+// out[i] = device_exp(x[i] - subtract), 8 lanes at a time (bit for bit the scalar).
+void device_exp_array(const float* x, float subtract, float* out, std::size_t count);
 
 // Softmax state for one attention row, in place: s[j] <- fp16(exp(s[j]*scale - max)),
 // returns the FP32 sum of the unrounded exponentials (the normaliser l).

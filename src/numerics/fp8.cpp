@@ -1,5 +1,7 @@
 #include "numerics/fp8.hpp"
 
+#include <immintrin.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -76,13 +78,104 @@ std::array<float, 256> fp8_decode_table(Fp8Format format, int scale) {
   return table;
 }
 
+namespace {
+
+// The F143 decode below, 16 codes at a time (the device model decodes every GEMM operand).
+__attribute__((target("avx512f,avx512bw,avx512vl,f16c"))) std::size_t decode_f143_512(const std::uint8_t* in, float* out,
+                                                                                     std::size_t count, float factor) {
+  const __m512 f = _mm512_set1_ps(factor), nan = _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN());
+  const __m256i low = _mm256_set1_epi16(0x7F), sign = _mm256_set1_epi16(0x80);
+  std::size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    const __m256i h =
+        _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(c, low), 7), _mm256_slli_epi16(_mm256_and_si256(c, sign), 8));
+    const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(h), f);
+    _mm512_storeu_ps(out + i, _mm512_mask_mov_ps(v, _mm256_cmpeq_epi16_mask(c, sign), nan));
+  }
+  return i;
+}
+
+bool has_avx512bw() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+
+}  // namespace
+
+void fp8_decode(const std::uint8_t* in, float* out, std::size_t count, Fp8Format format, int scale) {
+  check_scale(scale);
+  std::size_t i = 0;
+  if (format == Fp8Format::F143) {
+    if (has_avx512bw()) i = decode_f143_512(in, out, count, std::ldexp(1.0f, 7 + scale));
+    // F143 code c -> binary16 bits ((c & 0x7F) << 7) | ((c & 0x80) << 8): exponent and
+    // mantissa land in place with bias 15 instead of 8 (subnormals included), so the
+    // binary16 value is the F143 value x 2^-7; x 2^(7 + scale) is exact in FP32.
+    // 0x80 (NaN) would become -0 and is patched to the table's quiet NaN.
+    const __m256 factor = _mm256_set1_ps(std::ldexp(1.0f, 7 + scale));
+    const __m256 nan = _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN());
+    const __m128i low = _mm_set1_epi16(0x7F), sign = _mm_set1_epi16(0x80);
+    for (; i + 8 <= count; i += 8) {
+      const __m128i c = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + i)));
+      const __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(c, low), 7), _mm_slli_epi16(_mm_and_si128(c, sign), 8));
+      const __m256 v = _mm256_mul_ps(_mm256_cvtph_ps(h), factor);
+      const __m256 is_nan = _mm256_castsi256_ps(_mm256_cvtepi16_epi32(_mm_cmpeq_epi16(c, sign)));
+      _mm256_storeu_ps(out + i, _mm256_blendv_ps(v, nan, is_nan));
+    }
+    const float f = std::ldexp(1.0f, 7 + scale);
+    for (; i < count; ++i) {
+      const unsigned c = in[i];
+      out[i] = c == kFp8NaN ? std::numeric_limits<float>::quiet_NaN()
+                            : _cvtsh_ss(static_cast<unsigned short>(((c & 0x7F) << 7) | ((c & 0x80) << 8))) * f;
+    }
+    return;
+  }
+  const auto table = fp8_decode_table(format, scale);
+  for (; i < count; ++i) out[i] = table[in[i]];
+}
+
+namespace {
+
+// encode_unchecked on 8 lanes: every branch computed, then selected; the same integer
+// rounding, so each byte equals the scalar one.
+void encode_block8(const float* in, std::uint8_t* out, const Fp8Spec& spec, float inverse_scale) {
+  const __m256 x = _mm256_loadu_ps(in);
+  const __m256 y = _mm256_mul_ps(x, _mm256_set1_ps(inverse_scale));
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), y);
+  const int m_bits = spec.mantissa_bits, shift = 23 - m_bits;
+  // Subnormal quanta: nearbyint(a * 2^(bias - 1 + m)) with the default round-to-even.
+  const __m256i sub = _mm256_cvtps_epi32(_mm256_mul_ps(a, _mm256_set1_ps(std::ldexp(1.0f, spec.exponent_bias - 1 + m_bits))));
+  const __m256i bits = _mm256_castps_si256(a);
+  const __m256i rebias = _mm256_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(127 - spec.exponent_bias) << 23));
+  const __m256i round = _mm256_add_epi32(_mm256_set1_epi32((1 << (shift - 1)) - 1),
+                                         _mm256_and_si256(_mm256_srli_epi32(bits, shift), _mm256_set1_epi32(1)));
+  __m256i normal = _mm256_srli_epi32(_mm256_add_epi32(_mm256_sub_epi32(bits, rebias), round), shift);
+  normal = _mm256_min_epu32(normal, _mm256_set1_epi32(0x7F));
+  const __m256 is_sub = _mm256_cmp_ps(a, _mm256_set1_ps(std::ldexp(1.0f, 1 - spec.exponent_bias)), _CMP_LT_OQ);
+  const __m256 is_max = _mm256_cmp_ps(a, _mm256_set1_ps(spec.max_value), _CMP_GE_OQ);
+  __m256i code = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(normal), _mm256_castsi256_ps(sub), is_sub));
+  code = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(code), _mm256_castsi256_ps(_mm256_set1_epi32(0x7F)), is_max));
+  const __m256i zero = _mm256_cmpeq_epi32(code, _mm256_setzero_si256());
+  const __m256 negative = _mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_LT_OQ);
+  const __m256i sign = _mm256_andnot_si256(zero, _mm256_and_si256(_mm256_castps_si256(negative), _mm256_set1_epi32(0x80)));
+  code = _mm256_or_si256(code, sign);
+  const __m256 is_nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  code = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(code), _mm256_castsi256_ps(_mm256_set1_epi32(kFp8NaN)), is_nan));
+  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packus_epi16(words, words));
+}
+
+}  // namespace
+
 void fp8_encode(const float* in, std::uint8_t* out, std::size_t count, Fp8Format format, int scale) {
   check_scale(scale);
   const Fp8Spec spec = fp8_spec(format);
   const float inverse_scale = std::ldexp(1.0f, -scale);
-  const std::int64_t n = static_cast<std::int64_t>(count);
-#pragma omp parallel for schedule(static) if (n > 65536)
-  for (std::int64_t i = 0; i < n; ++i) out[i] = encode_unchecked(in[i], spec, inverse_scale);
+  const std::int64_t blocks = static_cast<std::int64_t>(count / 8);
+#pragma omp parallel for schedule(static) if (blocks > 8192)
+  for (std::int64_t b = 0; b < blocks; ++b) encode_block8(in + b * 8, out + b * 8, spec, inverse_scale);
+  for (std::size_t i = static_cast<std::size_t>(blocks) * 8; i < count; ++i) out[i] = encode_unchecked(in[i], spec, inverse_scale);
 }
 
 void fp8_round(float* data, std::size_t count, Fp8Format format, int scale) {

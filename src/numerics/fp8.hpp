@@ -31,6 +31,10 @@ float fp8_decode(std::uint8_t code, Fp8Format format, int scale);
 // All 256 decoded values for one format and scale (for bulk decoding).
 std::array<float, 256> fp8_decode_table(Fp8Format format, int scale);
 
+// Bulk decode, identical to fp8_decode per element (F143 through F16C: the code shifted
+// into binary16 is the value x 2^-7, made exact FP32 by one power-of-two multiply).
+void fp8_decode(const std::uint8_t* in, float* out, std::size_t count, Fp8Format format, int scale);
+
 void fp8_encode(const float* in, std::uint8_t* out, std::size_t count, Fp8Format format, int scale);
 // Quantise in place: each value replaced by decode(encode(value)) (the value the
 // device sees after a cast).

@@ -92,6 +92,28 @@ TEST(Device, KernelReadingAnotherTileIsCaught) {
   EXPECT_NE(error_of([&] { dev.run(b.images); }).find("not in this tile's memory"), std::string::npos);
 }
 
+// The exchange tables are resolved once, but every copy is still checked when it runs.
+TEST(Device, TransferOutsideItsTileIsCaught) {
+  for (const bool other_tile : {false, true}) {
+    Built b = build(model::ViTConfig::small(), target::test16());
+    compiler::Endpoint* victim = nullptr;
+    for (auto& s : b.contents.program.steps)
+      for (auto& x : s.exchange)
+        if (!victim && !x.destinations.empty()) victim = &x.destinations.back();
+    ASSERT_NE(victim, nullptr);
+    if (other_tile)
+      victim->tile = (victim->tile + 1) % 16;
+    else
+      b.contents.program.allocations[victim->allocation].address = target::test16().sram_end() - 4;
+    device::Device dev(b.contents);
+    dev.upload_weights(b.weights);
+    const std::string message = error_of([&] { dev.run(b.images); });
+    EXPECT_NE(message.find("transfer destination"), std::string::npos) << message;
+    EXPECT_NE(message.find(other_tile ? "names memory of another tile" : "outside the tile's SRAM"), std::string::npos)
+        << message;
+  }
+}
+
 TEST(Device, WeightsOfAnotherModelAreRejected) {
   Built b = build(model::ViTConfig::small(), target::test16());
   model::ViTConfig other = model::ViTConfig::so400m();

@@ -81,6 +81,58 @@ TEST(DeviceGemm, IndependentOfThreadCount) {
   EXPECT_EQ(c1, c2);
 }
 
+// Every instruction-set path, register-tile shape, row/column remainder, leading
+// dimension and inner chunking (inner > 384) gives the definition's bits.
+TEST(DeviceGemm, EveryPathMatchesDefinition) {
+  std::mt19937 rng(3);
+  for (auto [m, n, k] : {std::tuple{27, 64, 160}, {19, 48, 288}, {13, 33, 72}, {7, 183, 72}, {17, 72, 183}, {3, 17, 700},
+                         {1, 16, 64}, {12, 1, 5}, {25, 130, 40}}) {
+    const auto a = random_fp8(static_cast<std::size_t>(m) * k, rng, -1);
+    const auto b = random_fp8(static_cast<std::size_t>(k) * (n + 3), rng, -1);  // ldb = n + 3
+    for (auto path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar}) {
+      force_gemm_path(path);
+      for (int panel : {0, 32}) {
+        std::vector<float> c(static_cast<std::size_t>(m) * (n + 1), -7.0f);  // ldc = n + 1: the gap is untouched
+        device_gemm(DeviceGemm{m, n, k, a.data(), k, b.data(), n + 3, c.data(), n + 1, panel, panel > 0});
+        for (int i = 0; i < m; ++i) {
+          ASSERT_EQ(c[static_cast<std::size_t>(i) * (n + 1) + n], -7.0f);
+          for (int j = 0; j < n; ++j) {
+            float t = 0;
+            for (int kk = 0; kk < k; ++kk) {
+              t = t + a[static_cast<std::size_t>(i) * k + kk] * b[static_cast<std::size_t>(kk) * (n + 3) + j];
+              if (panel > 0 && ((kk + 1) % panel == 0 || kk + 1 == k)) t = round_fp16(t);
+            }
+            ASSERT_EQ(c[static_cast<std::size_t>(i) * (n + 1) + j], t)
+                << "path " << int(path) << " " << m << "x" << n << "x" << k << " panel " << panel << " at " << i << "," << j;
+          }
+        }
+      }
+    }
+    force_gemm_path(GemmPath::automatic);
+  }
+}
+
+// The 8-lane exp, tanh (through GELU) and softmax equal the scalar functions bit for bit.
+TEST(DeviceMath, VectorExpAndGeluMatchScalar) {
+  std::vector<float> x;
+  for (float v = -100.0f; v < 100.0f; v += 0.0137f) x.push_back(v);
+  for (float v : {-87.0f, -87.0001f, -86.9999f, 88.0f, 88.5f, 0.0f, -0.0f, 1e-30f, INFINITY, -INFINITY}) x.push_back(v);
+  std::vector<float> e(x.size());
+  device_exp_array(x.data(), 0.25f, e.data(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(e[i], device_exp(x[i] - 0.25f)) << x[i];
+  std::vector<float> g(x.size());
+  device_gelu(x.data(), g.data(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float v = x[i];
+    const float want = round_fp16((0.5f * v) * (1.0f + device_tanh(0.7978845608028654f * (v + 0.044715f * (v * v * v)))));
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(g[i])) << v;
+    } else {
+      ASSERT_EQ(g[i], want) << v;
+    }
+  }
+}
+
 TEST(DeviceMath, ExpAndTanhAccuracy) {
   for (float x = -80.0f; x < 80.0f; x += 0.01137f) {
     const double want = std::exp(static_cast<double>(x));

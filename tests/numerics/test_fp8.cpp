@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <array>
 #include <random>
 #include <set>
@@ -131,4 +132,47 @@ TEST(Fp8, RoundInPlaceMatchesEncodeDecode) {
   for (auto& x : expected) x = fp8_decode(fp8_encode(x, Fp8Format::F143, -2), Fp8Format::F143, -2);
   fp8_round(v.data(), v.size(), Fp8Format::F143, -2);
   EXPECT_EQ(v, expected);
+}
+
+// The bulk decoder (F16C path for F143, table for F152) gives exactly fp8_decode's bits,
+// NaN included, for every code, scale, and a tail shorter than a vector.
+TEST(Fp8, BulkDecodeMatchesScalarBitForBit) {
+  for (std::size_t n : {256 + 5, 256 + 13})  // tails: scalar only; an 8-wide block, then scalar
+  for (auto format : {Fp8Format::F143, Fp8Format::F152})
+    for (int s = kMinFp8Scale; s <= kMaxFp8Scale; ++s) {
+      std::vector<std::uint8_t> codes(n);
+      for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>(i * 37 + 11);
+      std::vector<float> got(codes.size());
+      fp8_decode(codes.data(), got.data(), codes.size(), format, s);
+      for (std::size_t i = 0; i < codes.size(); ++i) {
+        const float want = fp8_decode(codes[i], format, s);
+        std::uint32_t a, b;
+        std::memcpy(&a, &got[i], 4);
+        std::memcpy(&b, &want, 4);
+        ASSERT_EQ(a, b) << fp8_name(format) << " scale " << s << " code " << int(codes[i]);
+      }
+    }
+}
+
+// The bulk encoder (8 lanes at a time) gives exactly the scalar encoder's codes: specials,
+// ties, subnormals, saturation, both formats, every scale, and a tail.
+TEST(Fp8, BulkEncodeMatchesScalar) {
+  std::mt19937 rng(7);
+  std::vector<float> v = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e30f, -1e30f, 1e-30f, -1e-30f};
+  for (int e = -45; e <= 45; ++e)
+    for (int m = 0; m < 32; ++m) {
+      const float x = std::ldexp(1.0f + m / 32.0f, e);  // includes exact ties of 3- and 2-bit mantissas
+      v.push_back(x);
+      v.push_back(-x);
+    }
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  for (int i = 0; i < 4000; ++i) v.push_back(dist(rng));
+  v.push_back(0.5f);  // a tail shorter than a vector
+  for (auto format : {Fp8Format::F143, Fp8Format::F152})
+    for (int s = kMinFp8Scale; s <= kMaxFp8Scale; ++s) {
+      std::vector<std::uint8_t> got(v.size());
+      fp8_encode(v.data(), got.data(), v.size(), format, s);
+      for (std::size_t i = 0; i < v.size(); ++i)
+        ASSERT_EQ(got[i], fp8_encode(v[i], format, s)) << fp8_name(format) << " scale " << s << " x " << v[i];
+    }
 }

@@ -1,0 +1,236 @@
+// device_gemm (docs/NUMERICS.md): every output element is one FP32 accumulator that
+// starts at 0, adds the products in increasing inner index with FMA (exact: the products
+// of FP8/FP16 operands fit FP32) and is rounded to FP16 at the end of every panel. The
+// three paths below (AVX-512, AVX2, scalar) do exactly that per element; they differ only
+// in how many elements are computed side by side, so their results are identical.
+//
+// Speed (the device model runs ~1.4 M small GEMMs per call): register tiles are chosen
+// per strip width so that masked-off lanes are rare (48 columns = 3 vectors, not 2 x 32),
+// the panel loop is a plain inner loop (rounding between panels, not a test per step),
+// and long inner extents are cut into chunks at panel boundaries with the FP32
+// accumulators parked in C between chunks (exact: a float stored and reloaded is the
+// same float), which keeps the B chunk in cache for the host reference's big GEMMs.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include "numerics/device_kernels.hpp"
+#include "numerics/fp16.hpp"
+
+namespace tilevit::numerics {
+namespace {
+
+GemmPath g_forced_path = GemmPath::automatic;
+
+// The inner-extent chunk, rounded to a multiple of the panel so chunk ends are panel ends.
+constexpr int kChunk = 256;
+constexpr int kChunkAbove = 384;  // inner extents up to this run in one chunk
+
+struct Span {
+  int k0, k1;
+  bool first, last;  // first chunk: accumulators start at 0; last: apply round_output
+};
+
+// ---------------------------------------------------------------- AVX-512
+#define TV_AVX512 __attribute__((target("avx512f,avx512vl,f16c,fma")))
+// The register tiles only stay in registers if their loops are unrolled completely.
+#define TV_UNROLL _Pragma("GCC unroll 16")
+
+template <int R, int C>
+TV_AVX512 inline void round_all_512(__m512 (&acc)[R][C]) {
+  TV_UNROLL
+  for (int r = 0; r < R; ++r)
+    TV_UNROLL
+    for (int c = 0; c < C; ++c)
+      acc[r][c] = _mm512_cvtph_ps(_mm512_cvtps_ph(acc[r][c], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// R rows x C vectors of 16 columns; the last vector's lanes beyond the matrix are masked.
+template <int R, int C>
+TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, const Span& s) {
+  __m512 acc[R][C];
+  float* out = g.c + static_cast<std::size_t>(row) * g.ldc + col;
+  TV_UNROLL
+  for (int r = 0; r < R; ++r)
+    TV_UNROLL
+    for (int c = 0; c < C; ++c)
+      acc[r][c] = s.first ? _mm512_setzero_ps()
+                          : _mm512_maskz_loadu_ps(c + 1 == C ? last : __mmask16(0xFFFF),
+                                                  out + static_cast<std::size_t>(r) * g.ldc + 16 * c);
+  const float* a = g.a + static_cast<std::size_t>(row) * g.lda;
+  const std::size_t lda = static_cast<std::size_t>(g.lda), ldb = static_cast<std::size_t>(g.ldb);
+  const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
+  for (int k0 = s.k0; k0 < s.k1; k0 += step) {
+    const int k1 = std::min(s.k1, k0 + step);
+    for (int k = k0; k < k1; ++k) {
+      const float* brow = g.b + static_cast<std::size_t>(k) * ldb + col;
+      __m512 b[C];
+      TV_UNROLL
+      for (int c = 0; c < C; ++c) b[c] = _mm512_maskz_loadu_ps(c + 1 == C ? last : __mmask16(0xFFFF), brow + 16 * c);
+      TV_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const __m512 av = _mm512_set1_ps(a[r * lda + k]);
+        TV_UNROLL
+        for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(av, b[c], acc[r][c]);
+      }
+    }
+    if (g.panel > 0) round_all_512<R, C>(acc);
+  }
+  if (s.last && g.round_output) round_all_512<R, C>(acc);
+  TV_UNROLL
+  for (int r = 0; r < R; ++r)
+    TV_UNROLL
+    for (int c = 0; c < C; ++c)
+      _mm512_mask_storeu_ps(out + static_cast<std::size_t>(r) * g.ldc + 16 * c, c + 1 == C ? last : __mmask16(0xFFFF),
+                            acc[r][c]);
+}
+
+// All rows of one strip: blocks of RMAX rows, then the remainder as 8/4/2/1-row blocks.
+template <int C, int RMAX>
+TV_AVX512 void strip_512(const DeviceGemm& g, int col, __mmask16 last, const Span& s) {
+  int row = 0;
+  for (; row + RMAX <= g.rows; row += RMAX) tile_512<RMAX, C>(g, row, col, last, s);
+  if constexpr (RMAX > 8)
+    if (g.rows - row >= 8) tile_512<8, C>(g, row, col, last, s), row += 8;
+  if constexpr (RMAX > 4)
+    if (g.rows - row >= 4) tile_512<4, C>(g, row, col, last, s), row += 4;
+  if (g.rows - row >= 2) tile_512<2, C>(g, row, col, last, s), row += 2;
+  if (g.rows - row >= 1) tile_512<1, C>(g, row, col, last, s);
+}
+
+// Up to 24 accumulators (of 32 registers): 4 vectors x 6 rows, 3 x 8, 2 x 12, 1 x 16.
+TV_AVX512 void strip_any_512(const DeviceGemm& g, int col, int width, const Span& s) {
+  const int vectors = (width + 15) / 16;
+  const int tail = width - 16 * (vectors - 1);
+  const __mmask16 last = tail >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << tail) - 1);
+  switch (vectors) {
+    case 4: return strip_512<4, 6>(g, col, last, s);
+    case 3: return strip_512<3, 8>(g, col, last, s);
+    case 2: return strip_512<2, 12>(g, col, last, s);
+    default: return strip_512<1, 16>(g, col, last, s);
+  }
+}
+
+// ---------------------------------------------------------------- AVX2 (x86-64-v3)
+template <int R, int C>
+inline void round_all_256(__m256 (&acc)[R][C]) {
+  TV_UNROLL
+  for (int r = 0; r < R; ++r)
+    TV_UNROLL
+    for (int c = 0; c < C; ++c)
+      acc[r][c] = _mm256_cvtph_ps(_mm256_cvtps_ph(acc[r][c], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// R rows x C vectors of 8 full columns (AVX2 has no cheap masks: tails go scalar).
+template <int R, int C>
+void tile_256(const DeviceGemm& g, int row, int col, const Span& s) {
+  __m256 acc[R][C];
+  float* out = g.c + static_cast<std::size_t>(row) * g.ldc + col;
+  TV_UNROLL
+  for (int r = 0; r < R; ++r)
+    TV_UNROLL
+    for (int c = 0; c < C; ++c)
+      acc[r][c] = s.first ? _mm256_setzero_ps() : _mm256_loadu_ps(out + static_cast<std::size_t>(r) * g.ldc + 8 * c);
+  const float* a = g.a + static_cast<std::size_t>(row) * g.lda;
+  const std::size_t lda = static_cast<std::size_t>(g.lda), ldb = static_cast<std::size_t>(g.ldb);
+  const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
+  for (int k0 = s.k0; k0 < s.k1; k0 += step) {
+    const int k1 = std::min(s.k1, k0 + step);
+    for (int k = k0; k < k1; ++k) {
+      const float* brow = g.b + static_cast<std::size_t>(k) * ldb + col;
+      __m256 b[C];
+      TV_UNROLL
+      for (int c = 0; c < C; ++c) b[c] = _mm256_loadu_ps(brow + 8 * c);
+      TV_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const __m256 av = _mm256_broadcast_ss(a + r * lda + k);
+        TV_UNROLL
+        for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(av, b[c], acc[r][c]);
+      }
+    }
+    if (g.panel > 0) round_all_256<R, C>(acc);
+  }
+  if (s.last && g.round_output) round_all_256<R, C>(acc);
+  TV_UNROLL
+  for (int r = 0; r < R; ++r)
+    TV_UNROLL
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + static_cast<std::size_t>(r) * g.ldc + 8 * c, acc[r][c]);
+}
+
+// One output element: the same sequence of operations as one lane of the vector tiles.
+void scalar_element(const DeviceGemm& g, int row, int col, const Span& s) {
+  float& out = g.c[static_cast<std::size_t>(row) * g.ldc + col];
+  float t = s.first ? 0.0f : out;
+  const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
+  for (int k0 = s.k0; k0 < s.k1; k0 += step) {
+    const int k1 = std::min(s.k1, k0 + step);
+    for (int k = k0; k < k1; ++k)
+      t = std::fma(g.a[static_cast<std::size_t>(row) * g.lda + k], g.b[static_cast<std::size_t>(k) * g.ldb + col], t);
+    if (g.panel > 0) t = round_fp16(t);
+  }
+  if (s.last && g.round_output) t = round_fp16(t);
+  out = t;
+}
+
+// 16 columns (2 vectors) x 6 rows = 12 accumulators of 16 registers; then 8 columns.
+void strip_any_256(const DeviceGemm& g, int col, int width, const Span& s) {
+  if (width >= 16) {
+    int row = 0;
+    for (; row + 6 <= g.rows; row += 6) tile_256<6, 2>(g, row, col, s);
+    for (; row < g.rows; ++row) tile_256<1, 2>(g, row, col, s);
+    col += 16, width -= 16;
+  }
+  if (width >= 8) {
+    int row = 0;
+    for (; row + 6 <= g.rows; row += 6) tile_256<6, 1>(g, row, col, s);
+    for (; row < g.rows; ++row) tile_256<1, 1>(g, row, col, s);
+    col += 8, width -= 8;
+  }
+  for (int row = 0; row < g.rows; ++row)
+    for (int c = col; c < col + width; ++c) scalar_element(g, row, c, s);
+}
+
+void strip_scalar(const DeviceGemm& g, int col, int width, const Span& s) {
+  for (int row = 0; row < g.rows; ++row)
+    for (int c = col; c < col + width; ++c) scalar_element(g, row, c, s);
+}
+
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+
+}  // namespace
+
+void force_gemm_path(GemmPath path) { g_forced_path = path; }
+
+void device_gemm(const DeviceGemm& g) {
+  if (g.rows <= 0 || g.columns <= 0) return;
+  GemmPath path = g_forced_path;
+  if (path == GemmPath::automatic) path = has_avx512() ? GemmPath::avx512 : GemmPath::avx2;
+  if (path == GemmPath::avx512 && !has_avx512()) path = GemmPath::avx2;
+  // Strips of whole register tiles: 64 columns (AVX-512) or 16 (AVX2, scalar).
+  const int strip = path == GemmPath::avx512 ? 64 : 16;
+  const int strips = (g.columns + strip - 1) / strip;
+  const int chunk = g.inner <= kChunkAbove ? std::max(g.inner, 1)
+                    : g.panel > 0 ? g.panel * std::max(1, kChunk / g.panel) : kChunk;
+  const bool parallel = !omp_in_parallel() && static_cast<long>(g.rows) * g.columns * g.inner > (1L << 16);
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int i = 0; i < strips; ++i) {
+    const int col = i * strip, width = std::min(strip, g.columns - col);
+    for (int k0 = 0; k0 < std::max(g.inner, 1); k0 += chunk) {
+      const Span s{k0, std::min(g.inner, k0 + chunk), k0 == 0, k0 + chunk >= g.inner};
+      if (path == GemmPath::avx512)
+        strip_any_512(g, col, width, s);
+      else if (path == GemmPath::avx2)
+        strip_any_256(g, col, width, s);
+      else
+        strip_scalar(g, col, width, s);
+    }
+  }
+}
+
+}  // namespace tilevit::numerics
