@@ -1,6 +1,7 @@
 #include "device/device.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -39,6 +40,34 @@ void parallel_for(std::size_t n, F&& body, int chunk = 1) {
         error_index = static_cast<std::size_t>(i);
         error = std::current_exception();
       }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+// parallel_for for a compute phase: indices handed out one at a time, but each thread
+// claims its next index before running the current one and calls prefetch(next) first,
+// so that tile's operands stream in from memory while this one computes (tile memory is
+// ~1 GB: every operand is cold). The first exception (lowest index) is rethrown.
+template <typename P, typename F>
+void parallel_for_prefetch(std::size_t n, P&& prefetch, F&& body) {
+  std::exception_ptr error;
+  std::size_t error_index = SIZE_MAX;
+  std::mutex lock;
+  std::atomic<std::size_t> counter{0};
+#pragma omp parallel if (n > 1)
+  {
+    std::size_t i = counter.fetch_add(1, std::memory_order_relaxed);
+    while (i < n) {
+      const std::size_t next = counter.fetch_add(1, std::memory_order_relaxed);
+      if (next < n) prefetch(next);
+      try {
+        body(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(lock);
+        if (i < error_index) error_index = i, error = std::current_exception();
+      }
+      i = next;
     }
   }
   if (error) std::rethrow_exception(error);
@@ -183,7 +212,12 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
 void Device::execute_step(std::uint32_t step, std::uint32_t iteration) {
   const auto& s = pkg_.program.steps[step];
   const auto& groups = tile_calls_[step];
-  parallel_for(groups.size(), [&](std::size_t g) {
+  parallel_for_prefetch(groups.size(), [&](std::size_t g) {
+    for (std::uint32_t i : groups[g]) prefetch_call(pkg_.machine, pkg_.program, sram_.tile(s.compute[i].tile), s.compute[i], iteration);
+  }, [&](std::size_t g) {
+    struct Flush {  // hints left over (also after an error) are issued, not carried on
+      ~Flush() { prefetch_flush(); }
+    } flush;
     for (std::uint32_t i : groups[g]) {
       const auto& call = s.compute[i];
       execute_call(pkg_.machine, pkg_.program, sram_.tile(call.tile), call, step, iteration);

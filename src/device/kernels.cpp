@@ -2,6 +2,8 @@
 // numerics/device_kernels, the result written back. Operand order: program.hpp.
 #include "device/kernels.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -24,7 +26,46 @@ struct Scratch {
 };
 thread_local Scratch scratch;
 
+// Kernels that stream from SRAM to SRAM without a full copy need disjoint operands.
+bool overlaps(const std::uint8_t* a, std::size_t na, const std::uint8_t* b, std::size_t nb) {
+  return a < b + nb && b < a + na;
+}
+
+// The lines queued by prefetch_call, issued a slice at a time by the running kernel.
+struct PendingPrefetch {
+  std::vector<std::pair<const std::uint8_t*, const std::uint8_t*>> ranges;  // 64 B aligned begin, end
+  std::size_t next = 0, lines = 0;
+  // Issues about `count` lines (at least those of one range).
+  void issue(std::size_t count) {
+    while (next < ranges.size() && count > 0) {
+      auto& [a, end] = ranges[next];
+      for (; a < end && count > 0; a += 64, --count, --lines) _mm_prefetch(reinterpret_cast<const char*>(a), _MM_HINT_T1);
+      if (a >= end) ++next;
+    }
+    if (next == ranges.size()) ranges.clear(), next = 0, lines = 0;
+  }
+};
+thread_local PendingPrefetch pending;
+
 }  // namespace
+
+void prefetch_call(const target::MachineDescription& m, const compiler::CompiledProgram& p, std::span<std::uint8_t> sram,
+                   const compiler::KernelCall& call, std::uint32_t iteration) {
+  std::size_t budget = 256 * 1024;  // about a quarter of L2: enough for the largest calls
+  for (const compiler::Operand& o : call.operands) {
+    if (o.allocation >= p.allocations.size()) continue;
+    const std::uint64_t address =
+        std::uint64_t(p.allocations[o.allocation].address) + o.offset + std::uint64_t(o.layer_stride) * iteration;
+    if (address < m.sram_base || address - m.sram_base >= sram.size()) continue;
+    const std::size_t begin = (address - m.sram_base) & ~std::size_t(63);
+    const std::size_t end = std::min<std::size_t>(sram.size(), begin + std::min<std::size_t>(o.bytes + 63, budget));
+    budget -= end - begin;
+    pending.ranges.emplace_back(sram.data() + begin, sram.data() + end);
+    pending.lines += (end - begin + 63) / 64;
+  }
+}
+
+void prefetch_flush() { pending.issue(SIZE_MAX); }
 
 void execute_call(const target::MachineDescription& m, const compiler::CompiledProgram& p,
                   std::span<std::uint8_t> sram, const compiler::KernelCall& call, std::uint32_t step,
@@ -57,26 +98,53 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     case KernelKind::gemm_fp16: {
       const bool fp8 = call.kind == KernelKind::gemm_fp8;
       const std::size_t rows = d[0], inner = d[1], cols = d[2], es = fp8 ? 1 : 2;
-      const Buf a = buf(rows * inner), b = buf(inner * cols), c = buf(rows * cols);
-      if (fp8) {
-        load_f8(operand(0, a.size()), a.data(), a.size(), call.scale);
-        load_f8(operand(1, b.size()), b.data(), b.size(), call.scale);
-      } else {
-        load_f16(operand(0, a.size() * es), a.data(), a.size());
-        load_f16(operand(1, b.size() * es), b.data(), b.size());
+      const std::uint8_t* a_bytes = operand(0, rows * inner * es);
+      const std::uint8_t* b_bytes = operand(1, inner * cols * es);
+      std::uint8_t* c_bytes = operand(2, rows * cols * 2);
+      auto decode = [&](const std::uint8_t* in, float* out, std::size_t n) {
+        if (fp8)
+          load_f8(in, out, n, call.scale);
+        else
+          load_f16(in, out, n);
+      };
+      const Buf b = buf(inner * cols);
+      decode(b_bytes, b.data(), b.size());
+      // A is decoded a block of rows at a time, just before those rows' register tiles run,
+      // and their C rows stored right after: the decoded rows and C stay in L1 instead of
+      // streaming whole decoded operands through L2. Rows are independent, so blocking them
+      // changes no result; an output overlapping A is written only after all of A is read.
+      const std::size_t block = overlaps(a_bytes, rows * inner * es, c_bytes, rows * cols * 2) ? rows
+                                : cols <= 16 ? 48 : 24;
+      const Buf a = buf(std::min(rows, block) * inner), c = buf(std::min(rows, block) * cols);
+      for (std::size_t r0 = 0; r0 < rows; r0 += block) {
+        const std::size_t n = std::min(block, rows - r0);
+        decode(a_bytes + r0 * inner * es, a.data(), n * inner);
+        numerics::device_gemm(numerics::DeviceGemm{static_cast<int>(n), static_cast<int>(cols), static_cast<int>(inner),
+                                                   a.data(), static_cast<int>(inner), b.data(), static_cast<int>(cols),
+                                                   c.data(), static_cast<int>(cols), fp8 ? 32 : 0, true});
+        store_f16(c_bytes + r0 * cols * 2, c.data(), n * cols);
+        // The next tile's operands, spread over this GEMM's row blocks so their memory
+        // traffic overlaps the arithmetic instead of stalling on a burst of misses.
+        const std::size_t blocks_left = (rows - r0 - n + block - 1) / block + 1;
+        pending.issue((pending.lines + blocks_left - 1) / blocks_left);
       }
-      numerics::device_gemm(numerics::DeviceGemm{static_cast<int>(rows), static_cast<int>(cols), static_cast<int>(inner),
-                                                 a.data(), static_cast<int>(inner), b.data(), static_cast<int>(cols),
-                                                 c.data(), static_cast<int>(cols), fp8 ? 32 : 0, true});
-      store_f16(operand(2, c.size() * 2), c.data(), c.size());
       return;
     }
     case KernelKind::reduce_add: {
       const std::size_t n = d[0], parts = d[1];
-      const Buf in = buf(n * parts), out = buf(n);
-      load_f16(operand(0, in.size() * 2), in.data(), in.size());
-      numerics::device_reduce_add(in.data(), static_cast<int>(parts), n, out.data());
-      store_f16(operand(1, n * 2), out.data(), n);
+      // Straight from and to the tile's binary16 bytes (no decoded copy of the partials),
+      // unless the output overlaps the partials (then through a copy, as before).
+      const std::uint8_t* in = operand(0, n * parts * 2);
+      std::uint8_t* out = operand(1, n * 2);
+      if (!overlaps(in, n * parts * 2, out, n * 2)) {
+        numerics::device_reduce_add_fp16(reinterpret_cast<const std::uint16_t*>(in), static_cast<int>(parts), n,
+                                         reinterpret_cast<std::uint16_t*>(out));
+        return;
+      }
+      const Buf partials = buf(n * parts), sum = buf(n);
+      load_f16(in, partials.data(), partials.size());
+      numerics::device_reduce_add(partials.data(), static_cast<int>(parts), n, sum.data());
+      store_f16(out, sum.data(), n);
       return;
     }
     case KernelKind::bias_add: {
@@ -117,10 +185,18 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
       return;
     }
     case KernelKind::cast_fp8: {
+      // In L1-sized pieces (element-wise, so any piece size gives the same bytes); an
+      // output overlapping the input other than in place goes in one piece.
       const std::size_t n = d[0];
-      const Buf x = buf(n);
-      load_f16(operand(0, n * 2), x.data(), n);
-      numerics::fp8_encode(x.data(), operand(1, n), n, numerics::Fp8Format::F143, call.scale);
+      const std::uint8_t* in = operand(0, n * 2);
+      std::uint8_t* out = operand(1, n);
+      const std::size_t piece = in == out || !overlaps(in, n * 2, out, n) ? 2048 : std::max<std::size_t>(n, 1);
+      const Buf x = buf(std::min(n, piece));
+      for (std::size_t i = 0; i < n; i += piece) {
+        const std::size_t m = std::min(piece, n - i);
+        load_f16(in + i * 2, x.data(), m);
+        numerics::fp8_encode(x.data(), out + i, m, numerics::Fp8Format::F143, call.scale);
+      }
       return;
     }
     case KernelKind::attention_scores: {

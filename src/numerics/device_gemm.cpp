@@ -217,9 +217,7 @@ void device_gemm(const DeviceGemm& g) {
   const int strips = (g.columns + strip - 1) / strip;
   const int chunk = g.inner <= kChunkAbove ? std::max(g.inner, 1)
                     : g.panel > 0 ? g.panel * std::max(1, kChunk / g.panel) : kChunk;
-  const bool parallel = !omp_in_parallel() && static_cast<long>(g.rows) * g.columns * g.inner > (1L << 16);
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int i = 0; i < strips; ++i) {
+  auto run_strip = [&](int i) {
     const int col = i * strip, width = std::min(strip, g.columns - col);
     for (int k0 = 0; k0 < std::max(g.inner, 1); k0 += chunk) {
       const Span s{k0, std::min(g.inner, k0 + chunk), k0 == 0, k0 + chunk >= g.inner};
@@ -230,6 +228,14 @@ void device_gemm(const DeviceGemm& g) {
       else
         strip_scalar(g, col, width, s);
     }
+  };
+  // Small GEMMs (the device model's, ~10 per kernel call) skip the OpenMP construct
+  // altogether: even an inactive parallel region sets up a team, which cost microseconds.
+  if (strips > 1 && !omp_in_parallel() && static_cast<long>(g.rows) * g.columns * g.inner > (1L << 16)) {
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < strips; ++i) run_strip(i);
+  } else {
+    for (int i = 0; i < strips; ++i) run_strip(i);
   }
 }
 

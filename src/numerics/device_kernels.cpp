@@ -40,6 +40,42 @@ inline __m256 tanh8(__m256 x) {
   return _mm256_blendv_ps(m, _mm256_xor_ps(m, sign), negative);
 }
 
+// out[e][j] = in[j][e] for j < rows, e < cols: 8 x 8 blocks transposed in registers
+// (a plain copy of values, so exact), the edges element by element.
+void transpose(const float* in, int ldi, int rows, int cols, float* out, int ldo) {
+  const auto at = [](auto* p, int ld, int r, int c) { return p + static_cast<std::size_t>(r) * ld + c; };
+  const int rows8 = rows & ~7, cols8 = cols & ~7;
+  for (int j = 0; j < rows8; j += 8)
+    for (int e = 0; e < cols8; e += 8) {
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(at(in, ldi, j + i, e));
+      for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+      }
+      for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+      }
+      for (int i = 0; i < 4; ++i) {
+        _mm256_storeu_ps(at(out, ldo, e + i, j), _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(at(out, ldo, e + i + 4, j), _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+      }
+    }
+  for (int j = 0; j < rows; ++j)
+    for (int e = j < rows8 ? cols8 : 0; e < cols; ++e) *at(out, ldo, e, j) = *at(in, ldi, j, e);
+}
+
+// 8 rows of `keys` values as keys x 8 (per-thread buffer), for row-parallel scans.
+const float* rows_by_key(const float* rows, int keys) {
+  thread_local std::vector<float> t;
+  t.resize(static_cast<std::size_t>(keys) * 8);
+  transpose(rows, keys, 8, keys, t.data(), 8);
+  return t.data();
+}
+
 }  // namespace
 
 void device_exp_array(const float* x, float subtract, float* out, std::size_t count) {
@@ -57,6 +93,37 @@ void device_reduce_add(const float* partials, int count_partials, std::size_t co
     for (std::size_t i = 0; i < count; ++i) out[i] = out[i] + part[i];
   }
   round_fp16(out, count);
+}
+
+void device_reduce_add_fp16(const std::uint16_t* partials, int count_partials, std::size_t count, std::uint16_t* out) {
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  auto part = [&](int p, std::size_t i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(partials + p * count + i)));
+  };
+  std::size_t i = 0;
+  // Per element the same operations as device_reduce_add: t = 0, t = t + p_0, ..., one
+  // FP16 rounding (which is also the bits stored).
+  for (; i + 32 <= count; i += 32) {
+    __m256 t0 = _mm256_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
+    for (int p = 0; p < count_partials; ++p) {
+      t0 = _mm256_add_ps(t0, part(p, i)), t1 = _mm256_add_ps(t1, part(p, i + 8));
+      t2 = _mm256_add_ps(t2, part(p, i + 16)), t3 = _mm256_add_ps(t3, part(p, i + 24));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(t0, kRound));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 8), _mm256_cvtps_ph(t1, kRound));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 16), _mm256_cvtps_ph(t2, kRound));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 24), _mm256_cvtps_ph(t3, kRound));
+  }
+  for (; i + 8 <= count; i += 8) {
+    __m256 t = _mm256_setzero_ps();
+    for (int p = 0; p < count_partials; ++p) t = _mm256_add_ps(t, part(p, i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(t, kRound));
+  }
+  for (; i < count; ++i) {
+    float t = 0.0f;
+    for (int p = 0; p < count_partials; ++p) t = t + fp16_value(partials[p * count + i]);
+    out[i] = fp16_bits(t);
+  }
 }
 
 void device_add(const float* a, const float* b, float* out, std::size_t count) {
@@ -103,16 +170,24 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
   // Per-thread and reused: the device model calls this ~200 K times per inference.
   thread_local std::vector<float> kt;
   kt.resize(static_cast<std::size_t>(head_dim) * keys);
-  for (int j = 0; j < keys; ++j)
-    for (int e = 0; e < head_dim; ++e) kt[static_cast<std::size_t>(e) * keys + j] = k[static_cast<std::size_t>(j) * ldk + e];
+  transpose(k, ldk, keys, head_dim, kt.data(), keys);
   device_gemm(DeviceGemm{queries, keys, head_dim, q, ldq, kt.data(), keys, scores, keys, 0, false});
-  for (int i = 0; i < queries; ++i) {
-    float* row = scores + static_cast<std::size_t>(i) * keys;
+  const std::size_t n = static_cast<std::size_t>(queries) * keys;
+  for (std::size_t i = 0; i < n; ++i) scores[i] = scores[i] * scale;
+  // Per row m = -inf, then m = s_j > m ? s_j : m for j ascending (the order matters only
+  // for signed zeros and NaN), 8 rows side by side: lane r walks row r (_mm256_max_ps(x, m)
+  // is exactly x > m ? x : m).
+  int i = 0;
+  for (; i + 8 <= queries; i += 8) {
+    const float* t = rows_by_key(scores + static_cast<std::size_t>(i) * keys, keys);
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    for (int j = 0; j < keys; ++j) m = _mm256_max_ps(_mm256_loadu_ps(t + 8 * j), m);
+    _mm256_storeu_ps(row_max + i, m);
+  }
+  for (; i < queries; ++i) {
+    const float* row = scores + static_cast<std::size_t>(i) * keys;
     float m = -INFINITY;
-    for (int j = 0; j < keys; ++j) {
-      row[j] = row[j] * scale;
-      m = row[j] > m ? row[j] : m;
-    }
+    for (int j = 0; j < keys; ++j) m = row[j] > m ? row[j] : m;
     row_max[i] = m;
   }
 }
@@ -120,14 +195,27 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
 void device_attention_values(float* scores, const float* row_max, int queries, int keys, const float* v, int ldv,
                              int head_dim, float* partial) {
   const int width = head_dim + 1;
-  for (int i = 0; i < queries; ++i) {
-    float* row = scores + static_cast<std::size_t>(i) * keys;
-    device_exp_array(row, row_max[i], row, static_cast<std::size_t>(keys));
+  for (int i = 0; i < queries; ++i)
+    device_exp_array(scores + static_cast<std::size_t>(i) * keys, row_max[i], scores + static_cast<std::size_t>(i) * keys,
+                     static_cast<std::size_t>(keys));
+  // l = sum of the row's exponentials, sequential with keys ascending: 8 rows side by side
+  // (lane r sums row r in the same order), so the adds' latency overlaps.
+  int i = 0;
+  for (; i + 8 <= queries; i += 8) {
+    const float* t = rows_by_key(scores + static_cast<std::size_t>(i) * keys, keys);
+    __m256 l = _mm256_setzero_ps();
+    for (int j = 0; j < keys; ++j) l = _mm256_add_ps(l, _mm256_loadu_ps(t + 8 * j));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, l);
+    for (int r = 0; r < 8; ++r) partial[static_cast<std::size_t>(i + r) * width + head_dim] = lanes[r];
+  }
+  for (; i < queries; ++i) {
+    const float* row = scores + static_cast<std::size_t>(i) * keys;
     float l = 0.0f;
     for (int j = 0; j < keys; ++j) l += row[j];  // sequential, keys ascending
-    round_fp16(row, static_cast<std::size_t>(keys));
     partial[static_cast<std::size_t>(i) * width + head_dim] = l;
   }
+  round_fp16(scores, static_cast<std::size_t>(queries) * keys);
   device_gemm(DeviceGemm{queries, head_dim, keys, scores, keys, v, ldv, partial, width, 0, false});
 }
 

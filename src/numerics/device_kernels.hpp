@@ -7,6 +7,7 @@
 // Every output element is computed by one sequential loop in a fixed order, so results
 // do not depend on vectorisation, blocking or the number of threads.
 #include <cstddef>
+#include <cstdint>
 
 namespace tilevit::numerics {
 
@@ -37,6 +38,10 @@ void force_gemm_path(GemmPath path);
 // out[i] = fp16(sum_p partials[p][i]) summed in FP32, p ascending: the reduction of a
 // GEMM whose inner dimension was split over tiles.
 void device_reduce_add(const float* partials, int count_partials, std::size_t count, float* out);
+// The same on FP16 bits in and out (the device model's form: tile memory holds binary16):
+// out_bits = fp16 bits of device_reduce_add(decoded partials). Decodes and sums 32
+// elements at a time in registers, so no decoded copy of the partials is made.
+void device_reduce_add_fp16(const std::uint16_t* partials, int count_partials, std::size_t count, std::uint16_t* out);
 
 // out[i] = fp16(a[i] + b[i]): bias add, residual add, position embedding.
 void device_add(const float* a, const float* b, float* out, std::size_t count);

@@ -173,8 +173,14 @@ void fp8_encode(const float* in, std::uint8_t* out, std::size_t count, Fp8Format
   const Fp8Spec spec = fp8_spec(format);
   const float inverse_scale = std::ldexp(1.0f, -scale);
   const std::int64_t blocks = static_cast<std::int64_t>(count / 8);
-#pragma omp parallel for schedule(static) if (blocks > 8192)
-  for (std::int64_t b = 0; b < blocks; ++b) encode_block8(in + b * 8, out + b * 8, spec, inverse_scale);
+  // Small arrays (the device model's casts) skip the OpenMP construct: even an inactive
+  // parallel region sets up a team.
+  if (blocks > 8192) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) encode_block8(in + b * 8, out + b * 8, spec, inverse_scale);
+  } else {
+    for (std::int64_t b = 0; b < blocks; ++b) encode_block8(in + b * 8, out + b * 8, spec, inverse_scale);
+  }
   for (std::size_t i = static_cast<std::size_t>(blocks) * 8; i < count; ++i) out[i] = encode_unchecked(in[i], spec, inverse_scale);
 }
 

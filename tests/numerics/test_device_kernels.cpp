@@ -188,3 +188,61 @@ TEST(DeviceKernels, AddRoundsOnce) {
   device_add(&a, &b, &out, 1);
   EXPECT_EQ(out, 1.0f + std::ldexp(1.0f, -10));
 }
+
+// The device model's fused reduce_add (binary16 in and out) against the float kernel,
+// including signed zeros, infinities, NaN and the 32/8/1-element tails.
+TEST(DeviceKernels, ReduceAddFp16MatchesFloatKernel) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 100.0f);
+  for (int parts : {1, 2, 5, 27}) {
+    for (std::size_t n : {0u, 1u, 7u, 8u, 31u, 32u, 45u, 576u}) {
+      std::vector<std::uint16_t> bits(n * parts);
+      for (auto& b : bits) b = fp16_bits(dist(rng));
+      if (bits.size() > 3) bits[0] = 0x8000, bits[1] = 0x7C00, bits[2] = 0xFC00, bits[3] = 0x7E00;
+      std::vector<float> values(bits.size()), sum(n);
+      from_fp16_bits(bits.data(), values.data(), values.size());
+      device_reduce_add(values.data(), parts, n, sum.data());
+      std::vector<std::uint16_t> want(n), got(n);
+      to_fp16_bits(sum.data(), want.data(), n);
+      device_reduce_add_fp16(bits.data(), parts, n, got.data());
+      EXPECT_EQ(got, want) << parts << " x " << n;
+    }
+  }
+}
+
+// Attention scores and values against the definition written out per element: the row
+// maxima and sums are computed 8 rows side by side, which must not change a bit.
+TEST(DeviceKernels, AttentionScoresAndValuesMatchDefinition) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int queries : {1, 8, 25, 32}) {
+    for (int keys : {7, 16, 183}) {
+      const int d = 72;
+      std::vector<float> q(queries * d), k(keys * d), v(keys * d);
+      for (auto* t : {&q, &k, &v})
+        for (auto& x : *t) x = round_fp16(dist(rng));
+      std::vector<float> s(queries * keys), m(queries);
+      const float scale = 0.1178511f;
+      device_attention_scores(q.data(), d, k.data(), d, queries, keys, d, scale, s.data(), m.data());
+      std::vector<float> p = s, part(queries * (d + 1));
+      device_attention_values(p.data(), m.data(), queries, keys, v.data(), d, d, part.data());
+      for (int i = 0; i < queries; ++i) {
+        float want_m = -INFINITY, l = 0.0f;
+        for (int j = 0; j < keys; ++j) {
+          float t = 0.0f;
+          for (int e = 0; e < d; ++e) t = std::fma(q[i * d + e], k[j * d + e], t);
+          t = t * scale;
+          ASSERT_EQ(s[i * keys + j], t) << i << " " << j;
+          want_m = t > want_m ? t : want_m;
+        }
+        ASSERT_EQ(m[i], want_m) << i;
+        for (int j = 0; j < keys; ++j) {
+          const float e = device_exp(s[i * keys + j] - m[i]);
+          l += e;
+          ASSERT_EQ(p[i * keys + j], round_fp16(e)) << i << " " << j;
+        }
+        ASSERT_EQ(part[i * (d + 1) + d], l) << queries << " x " << keys << " row " << i;
+      }
+    }
+  }
+}
