@@ -47,8 +47,7 @@ struct Builder {
 
   // y = x W + b with the role's operand precision: an explicit cast for FP8 roles.
   int linear(const std::string& name, int x, std::uint32_t out_cols, GemmRole role, bool per_layer) {
-    const Tensor& in = g.tensor(x);
-    const auto rows = in.rows, k = in.cols;
+    const auto rows = g.tensor(x).rows, k = g.tensor(x).cols;  // copies: g.tensors grows below
     const bool fp8 = g.numerics.role(role).fp8;
     const DType operand = fp8 ? DType::f143 : DType::f16;
     int a = x;
@@ -60,10 +59,11 @@ struct Builder {
   }
 
   int layernorm(const std::string& name, int x, bool per_layer) {
-    const Tensor& in = g.tensor(x);
-    const int gamma = param(name + ".scale", 1, in.cols, DType::f16, per_layer);
-    const int beta = param(name + ".bias", 1, in.cols, DType::f16, per_layer);
-    Op op{OpKind::layernorm, name, {x, gamma, beta}, activation(name + ".out", in.rows, in.cols)};
+    // Copies, not a reference: adding tensors below may move g.tensors.
+    const std::uint32_t rows = g.tensor(x).rows, cols = g.tensor(x).cols;
+    const int gamma = param(name + ".scale", 1, cols, DType::f16, per_layer);
+    const int beta = param(name + ".bias", 1, cols, DType::f16, per_layer);
+    Op op{OpKind::layernorm, name, {x, gamma, beta}, activation(name + ".out", rows, cols)};
     op.eps = g.config.layer_norm_eps;
     return emit(op);
   }
