@@ -35,20 +35,20 @@ struct InspectCommand {
     const auto& m = c.machine;
     const auto& p = c.program;
     // Per-tile memory from the placement itself.
-    std::vector<compiler::TilePlacementInput> inputs(m.tiles);
-    std::vector<std::vector<std::uint32_t>> addresses(m.tiles);
-    for (std::uint32_t t = 0; t < m.tiles; ++t) inputs[t].tile = t;
-    for (const auto& a : p.allocations) {
-      if (a.tile >= m.tiles) throw Error(path + ": allocation on tile " + std::to_string(a.tile) + " outside the machine");
-      inputs[a.tile].requests.push_back(a.request);
-      addresses[a.tile].push_back(a.address);
+    std::vector<compiler::TileMemoryStats> memory;
+    try {
+      memory = compiler::tile_memory_stats(m, p, p.profiling.enabled);
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what(), e.exit_code());
     }
+    std::vector<bool> has_allocations(m.tiles, false);
+    for (const auto& a : p.allocations) has_allocations[a.tile] = true;
     std::vector<std::uint64_t> kind_bytes[compiler::kAllocationKinds], peak, hole, table(m.tiles, 0);
     std::uint32_t used = 0;
     for (std::uint32_t t = 0; t < m.tiles; ++t) {
-      if (inputs[t].requests.empty()) continue;
+      if (!has_allocations[t]) continue;
       ++used;
-      const auto stats = compiler::memory_stats(m, inputs[t], addresses[t], false);
+      const auto& stats = memory[t];
       peak.push_back(stats.peak_live);
       hole.push_back(stats.largest_hole_at_peak);
       for (std::size_t k = 0; k < compiler::kAllocationKinds; ++k) kind_bytes[k].push_back(stats.bytes_by_kind[k]);

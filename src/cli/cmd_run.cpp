@@ -258,7 +258,8 @@ struct RunCommand {
     report["host_ms_per_call"] = host_ms / inferences;
     report["identical_across_calls"] = identical;
     // Where the modelled cycles go, over all tiles (per-tile timelines: device/timeline.hpp).
-    const auto timeline = device::build_timeline(contents.machine, contents.program, 1);
+    // Totals only: no iteration in detail (the per-tile intervals are the profile's job).
+    const auto timeline = device::build_timeline(contents.machine, contents.program, 0);
     nlohmann::json activity;
     const double tile_cycles = double(timeline.span) * contents.machine.tiles;
     for (std::size_t a = 0; a < device::kActivities; ++a)

@@ -55,6 +55,25 @@ std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDe
   return sent;
 }
 
+std::vector<TileMemoryStats> tile_memory_stats(const target::MachineDescription& m, const CompiledProgram& p,
+                                               bool profiling) {
+  std::vector<TilePlacementInput> inputs(m.tiles);
+  std::vector<std::vector<std::uint32_t>> addresses(m.tiles);
+  for (const Allocation& a : p.allocations) {
+    if (a.tile >= m.tiles)
+      throw Error("allocation \"" + a.request.label + "\" on tile " + std::to_string(a.tile) + ", outside the machine's " +
+                  std::to_string(m.tiles) + " tiles");
+    inputs[a.tile].requests.push_back(a.request);
+    addresses[a.tile].push_back(a.address);
+  }
+  std::vector<TileMemoryStats> stats(m.tiles);
+  for (std::uint32_t t = 0; t < m.tiles; ++t) {
+    inputs[t].tile = t;
+    stats[t] = memory_stats(m, inputs[t], addresses[t], profiling);
+  }
+  return stats;
+}
+
 StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) {
   StepCost cost;
   const auto busy = tile_compute_cycles(m, s);

@@ -53,4 +53,10 @@ std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription&
 std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& machine, const Superstep& step);
 std::uint64_t estimate_call_cycles(const target::MachineDescription& machine, const KernelCall& call);
 
+// The memory statistics of every tile of a placed program (from its allocations and their
+// addresses; placement.hpp defines the figures). Throws Error(kExitBadInput) naming the
+// tile when an allocation lies on a tile the machine does not have.
+std::vector<TileMemoryStats> tile_memory_stats(const target::MachineDescription& machine, const CompiledProgram& program,
+                                               bool profiling);
+
 }  // namespace tilevit::compiler

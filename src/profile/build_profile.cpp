@@ -55,17 +55,27 @@ std::uint64_t call_flops(const KernelCall& c) {
   return 0;
 }
 
+// The dims a kernel uses (program.hpp lists them per kind), joined by 'x'.
+std::size_t used_dims(compiler::KernelKind kind) {
+  switch (kind) {
+    case compiler::KernelKind::gemm_fp8:
+    case compiler::KernelKind::gemm_fp16:
+    case compiler::KernelKind::attention_scores:
+    case compiler::KernelKind::attention_combine: return 3;
+    case compiler::KernelKind::attention_values: return 4;
+    case compiler::KernelKind::reduce_add:
+    case compiler::KernelKind::bias_add:
+    case compiler::KernelKind::layernorm: return 2;
+    case compiler::KernelKind::add:
+    case compiler::KernelKind::gelu:
+    case compiler::KernelKind::cast_fp8: return 1;
+  }
+  return 1;
+}
+
 std::string dims_text(const KernelCall& c) {
   std::string s;
-  const std::size_t n = (c.kind == compiler::KernelKind::gemm_fp8 || c.kind == compiler::KernelKind::gemm_fp16 ||
-                         c.kind == compiler::KernelKind::attention_scores)
-                            ? 3
-                        : (c.kind == compiler::KernelKind::attention_values) ? 4
-                        : (c.kind == compiler::KernelKind::attention_combine || c.kind == compiler::KernelKind::layernorm ||
-                           c.kind == compiler::KernelKind::bias_add || c.kind == compiler::KernelKind::reduce_add)
-                            ? (c.kind == compiler::KernelKind::attention_combine ? 3 : 2)
-                            : 1;
-  for (std::size_t i = 0; i < n; ++i) s += (i ? "x" : "") + std::to_string(c.dims[i]);
+  for (std::size_t i = 0; i < used_dims(c.kind); ++i) s += (i ? "x" : "") + std::to_string(c.dims[i]);
   return s;
 }
 

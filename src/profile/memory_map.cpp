@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "compiler/placement.hpp"
+#include "compiler/compile.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::profile {
@@ -142,6 +142,7 @@ nlohmann::json memory_map_json(const target::MachineDescription& machine, const 
   }
 
   // Program allocations per tile, in program order.
+  const std::vector<compiler::TileMemoryStats> stats = compiler::tile_memory_stats(machine, program, profiling);
   const std::vector<std::uint32_t> shards = shard_counts(program);
   std::vector<std::vector<std::uint32_t>> by_tile(tiles);
   for (std::uint32_t i = 0; i < program.allocations.size(); ++i) by_tile[program.allocations[i].tile].push_back(i);
@@ -150,9 +151,6 @@ nlohmann::json memory_map_json(const target::MachineDescription& machine, const 
   json tile_array = json::array();
   for (std::uint32_t t = 0; t < tiles; ++t) {
     std::vector<Entry> entries = common;
-    compiler::TilePlacementInput input;
-    input.tile = t;
-    std::vector<std::uint32_t> addresses;
     std::vector<std::uint32_t> alignment;  // per entry; reserved ranges need none
     alignment.assign(entries.size(), 1);
     for (const std::uint32_t i : by_tile[t]) {
@@ -168,8 +166,6 @@ nlohmann::json memory_map_json(const target::MachineDescription& machine, const 
       e.shards = shards[i];
       entries.push_back(e);
       alignment.push_back(a.request.alignment);
-      input.requests.push_back(a.request);
-      addresses.push_back(a.address);
     }
     // Address order (ties: lifetime, then kind and label) makes the file easy to read and diff.
     std::vector<std::uint32_t> order(entries.size());
@@ -201,7 +197,7 @@ nlohmann::json memory_map_json(const target::MachineDescription& machine, const 
       padding_bytes += e.end - e.payload_end;
     }
 
-    const compiler::TileMemoryStats st = compiler::memory_stats(machine, input, addresses, profiling);
+    const compiler::TileMemoryStats& st = stats[t];
     json by_kind = json::object();
     for (std::size_t k = 0; k < compiler::kAllocationKinds; ++k)
       by_kind[std::string(compiler::to_string(static_cast<compiler::AllocationKind>(k)))] = st.bytes_by_kind[k];
