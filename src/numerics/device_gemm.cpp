@@ -48,8 +48,15 @@ TV_AVX512 inline void round_all_512(__m512 (&acc)[R][C]) {
       acc[r][c] = _mm512_cvtph_ps(_mm512_cvtps_ph(acc[r][c], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// R rows x C vectors of 16 columns; the last vector's lanes beyond the matrix are masked.
-template <int R, int C>
+// R rows x C vectors of 16 columns; if kMasked, the last vector's lanes beyond the matrix
+// are masked (full strips go without: a mask register operand in the inner loop costs).
+template <bool kMasked>
+TV_AVX512 inline __m512 load_512(const float* p, __mmask16 mask) {
+  if constexpr (kMasked) return _mm512_maskz_loadu_ps(mask, p);
+  return _mm512_loadu_ps(p);
+}
+
+template <int R, int C, bool kMasked>
 TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, const Span& s) {
   __m512 acc[R][C];
   float* out = g.c + static_cast<std::size_t>(row) * g.ldc + col;
@@ -58,8 +65,7 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
     TV_UNROLL
     for (int c = 0; c < C; ++c)
       acc[r][c] = s.first ? _mm512_setzero_ps()
-                          : _mm512_maskz_loadu_ps(c + 1 == C ? last : __mmask16(0xFFFF),
-                                                  out + static_cast<std::size_t>(r) * g.ldc + 16 * c);
+                          : load_512<kMasked>(out + static_cast<std::size_t>(r) * g.ldc + 16 * c, c + 1 == C ? last : 0xFFFF);
   const float* a = g.a + static_cast<std::size_t>(row) * g.lda;
   const std::size_t lda = static_cast<std::size_t>(g.lda), ldb = static_cast<std::size_t>(g.ldb);
   const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
@@ -69,7 +75,7 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
       const float* brow = g.b + static_cast<std::size_t>(k) * ldb + col;
       __m512 b[C];
       TV_UNROLL
-      for (int c = 0; c < C; ++c) b[c] = _mm512_maskz_loadu_ps(c + 1 == C ? last : __mmask16(0xFFFF), brow + 16 * c);
+      for (int c = 0; c < C; ++c) b[c] = load_512<kMasked>(brow + 16 * c, c + 1 == C ? last : 0xFFFF);
       TV_UNROLL
       for (int r = 0; r < R; ++r) {
         const __m512 av = _mm512_set1_ps(a[r * lda + k]);
@@ -83,30 +89,44 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
   TV_UNROLL
   for (int r = 0; r < R; ++r)
     TV_UNROLL
-    for (int c = 0; c < C; ++c)
-      _mm512_mask_storeu_ps(out + static_cast<std::size_t>(r) * g.ldc + 16 * c, c + 1 == C ? last : __mmask16(0xFFFF),
-                            acc[r][c]);
+    for (int c = 0; c < C; ++c) {
+      float* p = out + static_cast<std::size_t>(r) * g.ldc + 16 * c;
+      if constexpr (kMasked)
+        _mm512_mask_storeu_ps(p, c + 1 == C ? last : __mmask16(0xFFFF), acc[r][c]);
+      else
+        _mm512_storeu_ps(p, acc[r][c]);
+    }
 }
 
 // All rows of one strip: blocks of RMAX rows, then the remainder as 8/4/2/1-row blocks.
-template <int C, int RMAX>
+template <int C, int RMAX, bool kMasked>
 TV_AVX512 void strip_512(const DeviceGemm& g, int col, __mmask16 last, const Span& s) {
   int row = 0;
-  for (; row + RMAX <= g.rows; row += RMAX) tile_512<RMAX, C>(g, row, col, last, s);
+  for (; row + RMAX <= g.rows; row += RMAX) tile_512<RMAX, C, kMasked>(g, row, col, last, s);
   if constexpr (RMAX > 8)
-    if (g.rows - row >= 8) tile_512<8, C>(g, row, col, last, s), row += 8;
+    if (g.rows - row >= 8) tile_512<8, C, kMasked>(g, row, col, last, s), row += 8;
   if constexpr (RMAX > 4)
-    if (g.rows - row >= 4) tile_512<4, C>(g, row, col, last, s), row += 4;
-  if (g.rows - row >= 2) tile_512<2, C>(g, row, col, last, s), row += 2;
-  if (g.rows - row >= 1) tile_512<1, C>(g, row, col, last, s);
+    if (g.rows - row >= 4) tile_512<4, C, kMasked>(g, row, col, last, s), row += 4;
+  if (g.rows - row >= 2) tile_512<2, C, kMasked>(g, row, col, last, s), row += 2;
+  if (g.rows - row >= 1) tile_512<1, C, kMasked>(g, row, col, last, s);
 }
 
-// Up to 24 accumulators (of 32 registers): 4 vectors x 6 rows, 3 x 8, 2 x 12, 1 x 16.
+template <int C, int RMAX>
+TV_AVX512 void strip_512(const DeviceGemm& g, int col, __mmask16 last, const Span& s) {
+  if (last == __mmask16(0xFFFF))
+    strip_512<C, RMAX, false>(g, col, last, s);
+  else
+    strip_512<C, RMAX, true>(g, col, last, s);
+}
+
+// Up to 25 accumulators (of 32 registers): 5 vectors x 5 rows (strips of 65-80 columns,
+// e.g. attention's 72: cheaper than 64 + a mostly masked 16), 4 x 6, 3 x 8, 2 x 12, 1 x 16.
 TV_AVX512 void strip_any_512(const DeviceGemm& g, int col, int width, const Span& s) {
   const int vectors = (width + 15) / 16;
   const int tail = width - 16 * (vectors - 1);
   const __mmask16 last = tail >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << tail) - 1);
   switch (vectors) {
+    case 5: return strip_512<5, 5>(g, col, last, s);
     case 4: return strip_512<4, 6>(g, col, last, s);
     case 3: return strip_512<3, 8>(g, col, last, s);
     case 2: return strip_512<2, 12>(g, col, last, s);
@@ -212,13 +232,15 @@ void device_gemm(const DeviceGemm& g) {
   GemmPath path = g_forced_path;
   if (path == GemmPath::automatic) path = has_avx512() ? GemmPath::avx512 : GemmPath::avx2;
   if (path == GemmPath::avx512 && !has_avx512()) path = GemmPath::avx2;
-  // Strips of whole register tiles: 64 columns (AVX-512) or 16 (AVX2, scalar).
+  // Strips of whole register tiles: 64 columns (AVX-512) or 16 (AVX2, scalar); with
+  // AVX-512 a last strip of at most 16 columns joins the one before (up to 80 columns).
   const int strip = path == GemmPath::avx512 ? 64 : 16;
-  const int strips = (g.columns + strip - 1) / strip;
+  int strips = (g.columns + strip - 1) / strip;
+  if (path == GemmPath::avx512 && strips > 1 && g.columns - strip * (strips - 1) <= 16) --strips;
   const int chunk = g.inner <= kChunkAbove ? std::max(g.inner, 1)
                     : g.panel > 0 ? g.panel * std::max(1, kChunk / g.panel) : kChunk;
   auto run_strip = [&](int i) {
-    const int col = i * strip, width = std::min(strip, g.columns - col);
+    const int col = i * strip, width = i + 1 == strips ? g.columns - col : strip;
     for (int k0 = 0; k0 < std::max(g.inner, 1); k0 += chunk) {
       const Span s{k0, std::min(g.inner, k0 + chunk), k0 == 0, k0 + chunk >= g.inner};
       if (path == GemmPath::avx512)

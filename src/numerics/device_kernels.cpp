@@ -76,10 +76,36 @@ const float* rows_by_key(const float* rows, int keys) {
   return t.data();
 }
 
+// exp8 on 16 lanes (AVX-512): the same operations, so every lane equals the scalar result.
+__attribute__((target("avx512f"))) std::size_t exp_array_512(const float* x, float subtract, float* out, std::size_t count) {
+  const __m512 s = _mm512_set1_ps(subtract);
+  std::size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
+    const __mmask16 flush = _mm512_cmp_ps_mask(v, _mm512_set1_ps(-87.0f), _CMP_LT_OQ);
+    v = _mm512_min_ps(_mm512_set1_ps(88.0f), v);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_sub_ps(_mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(0.693145751953125f))),
+                                   _mm512_mul_ps(n, _mm512_set1_ps(1.428606765330187e-06f)));
+    __m512 p = _mm512_set1_ps(1.98412698e-4f);
+    for (const float c : {1.38888889e-3f, 8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f, 1.0f, 1.0f})
+      p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c));
+    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
+    _mm512_storeu_ps(out + i, _mm512_maskz_mov_ps(static_cast<__mmask16>(~flush), _mm512_mul_ps(p, _mm512_castsi512_ps(bits))));
+  }
+  return i;
+}
+
+bool has_avx512f() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+
 }  // namespace
 
 void device_exp_array(const float* x, float subtract, float* out, std::size_t count) {
-  std::size_t i = 0;
+  std::size_t i = has_avx512f() ? exp_array_512(x, subtract, out, count) : 0;
   const __m256 s = _mm256_set1_ps(subtract);
   for (; i + 8 <= count; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
   for (; i < count; ++i) out[i] = device_exp(x[i] - subtract);
@@ -167,29 +193,34 @@ void device_gelu(const float* x, float* out, std::size_t count) {
 
 void device_attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
                              float scale, float* scores, float* row_max) {
+  // Computed transposed, s^T = K Q^T (s^T[j][i] = sum_d k[j][d] q[i][d]: the same products
+  // in the same order, as FMA's product commutes exactly), for two reasons: Q (queries x
+  // head_dim) is the small operand to transpose, not K; and in s^T lane i of a row is
+  // query i, so each query's maximum walks its keys in order with plain vector maxima.
   // Per-thread and reused: the device model calls this ~200 K times per inference.
-  thread_local std::vector<float> kt;
-  kt.resize(static_cast<std::size_t>(head_dim) * keys);
-  transpose(k, ldk, keys, head_dim, kt.data(), keys);
-  device_gemm(DeviceGemm{queries, keys, head_dim, q, ldq, kt.data(), keys, scores, keys, 0, false});
-  const std::size_t n = static_cast<std::size_t>(queries) * keys;
-  for (std::size_t i = 0; i < n; ++i) scores[i] = scores[i] * scale;
-  // Per row m = -inf, then m = s_j > m ? s_j : m for j ascending (the order matters only
-  // for signed zeros and NaN), 8 rows side by side: lane r walks row r (_mm256_max_ps(x, m)
-  // is exactly x > m ? x : m).
+  thread_local std::vector<float> qt, st;
+  qt.resize(static_cast<std::size_t>(head_dim) * queries);
+  st.resize(static_cast<std::size_t>(keys) * queries);
+  transpose(q, ldq, queries, head_dim, qt.data(), queries);
+  device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt.data(), queries, st.data(), queries, 0, false});
+  for (float& x : st) x = x * scale;
+  // Per query m = -inf, then m = s_j > m ? s_j : m for keys j ascending (the order matters
+  // only for signed zeros and NaN); _mm256_max_ps(x, m) is exactly x > m ? x : m.
   int i = 0;
   for (; i + 8 <= queries; i += 8) {
-    const float* t = rows_by_key(scores + static_cast<std::size_t>(i) * keys, keys);
     __m256 m = _mm256_set1_ps(-INFINITY);
-    for (int j = 0; j < keys; ++j) m = _mm256_max_ps(_mm256_loadu_ps(t + 8 * j), m);
+    for (int j = 0; j < keys; ++j) m = _mm256_max_ps(_mm256_loadu_ps(st.data() + static_cast<std::size_t>(j) * queries + i), m);
     _mm256_storeu_ps(row_max + i, m);
   }
   for (; i < queries; ++i) {
-    const float* row = scores + static_cast<std::size_t>(i) * keys;
     float m = -INFINITY;
-    for (int j = 0; j < keys; ++j) m = row[j] > m ? row[j] : m;
+    for (int j = 0; j < keys; ++j) {
+      const float x = st[static_cast<std::size_t>(j) * queries + i];
+      m = x > m ? x : m;
+    }
     row_max[i] = m;
   }
+  transpose(st.data(), queries, keys, queries, scores, keys);
 }
 
 void device_attention_values(float* scores, const float* row_max, int queries, int keys, const float* v, int ldv,

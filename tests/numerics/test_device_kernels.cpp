@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <omp.h>
 
 #include <cmath>
@@ -86,7 +88,7 @@ TEST(DeviceGemm, IndependentOfThreadCount) {
 TEST(DeviceGemm, EveryPathMatchesDefinition) {
   std::mt19937 rng(3);
   for (auto [m, n, k] : {std::tuple{27, 64, 160}, {19, 48, 288}, {13, 33, 72}, {7, 183, 72}, {17, 72, 183}, {3, 17, 700},
-                         {1, 16, 64}, {12, 1, 5}, {25, 130, 40}}) {
+                         {1, 16, 64}, {12, 1, 5}, {25, 130, 40}, {6, 80, 50}, {11, 65, 33}, {4, 144, 20}}) {
     const auto a = random_fp8(static_cast<std::size_t>(m) * k, rng, -1);
     const auto b = random_fp8(static_cast<std::size_t>(k) * (n + 3), rng, -1);  // ldb = n + 3
     for (auto path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar}) {
@@ -212,6 +214,26 @@ TEST(DeviceKernels, ReduceAddFp16MatchesFloatKernel) {
 
 // Attention scores and values against the definition written out per element: the row
 // maxima and sums are computed 8 rows side by side, which must not change a bit.
+// Row maxima follow m = s > m ? s : m in key order: NaN scores never win, infinities do.
+TEST(DeviceKernels, AttentionRowMaximaWithSpecialValues) {
+  const int queries = 11, keys = 9, d = 4;
+  std::vector<float> q(queries * d, 0.0f), k(keys * d, 0.0f);
+  for (int i = 0; i < queries; ++i) q[i * d] = 1.0f + static_cast<float>(i % 3);
+  for (int j = 0; j < keys; ++j) k[j * d] = static_cast<float>(j) - 4.0f;
+  q[2 * d + 1] = NAN;       // row 2: every score NaN
+  q[9 * d + 1] = INFINITY;  // row 9: inf x k[.][1]
+  k[5 * d + 1] = 1.0f;      // key 5: row 9 gets +inf there (and NaN where k[.][1] is 0)
+  std::vector<float> s(queries * keys), m(queries);
+  device_attention_scores(q.data(), d, k.data(), d, queries, keys, d, 0.5f, s.data(), m.data());
+  for (int i = 0; i < queries; ++i) {
+    float want = -INFINITY;
+    for (int j = 0; j < keys; ++j) want = s[i * keys + j] > want ? s[i * keys + j] : want;
+    ASSERT_EQ(std::memcmp(&m[i], &want, 4), 0) << "row " << i << ": " << m[i] << " vs " << want;
+  }
+  EXPECT_EQ(m[2], -INFINITY);
+  EXPECT_EQ(m[9], INFINITY);
+}
+
 TEST(DeviceKernels, AttentionScoresAndValuesMatchDefinition) {
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 1.0f);

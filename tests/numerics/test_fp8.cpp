@@ -137,7 +137,7 @@ TEST(Fp8, RoundInPlaceMatchesEncodeDecode) {
 // The bulk decoder (F16C path for F143, table for F152) gives exactly fp8_decode's bits,
 // NaN included, for every code, scale, and a tail shorter than a vector.
 TEST(Fp8, BulkDecodeMatchesScalarBitForBit) {
-  for (std::size_t n : {256 + 5, 256 + 13})  // tails: scalar only; an 8-wide block, then scalar
+  for (std::size_t n : {256 + 5, 256 + 13, 256 + 29})  // tails after the 32-wide blocks: scalar; 8-wide + scalar; 3 x 8 + scalar
   for (auto format : {Fp8Format::F143, Fp8Format::F152})
     for (int s = kMinFp8Scale; s <= kMaxFp8Scale; ++s) {
       std::vector<std::uint8_t> codes(n);
