@@ -16,15 +16,14 @@ namespace {
 // device_exp and device_tanh (device_math.hpp) on 8 lanes: the same IEEE operations in
 // the same order (no FMA, round-to-nearest), so every lane equals the scalar result.
 inline __m256 exp8(__m256 x) {
-  const __m256 flush = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
-  x = _mm256_min_ps(_mm256_set1_ps(88.0f), x);  // NaN stays NaN, as in the scalar `if`
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 r = _mm256_sub_ps(_mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(0.693145751953125f))),
-                                 _mm256_mul_ps(n, _mm256_set1_ps(1.428606765330187e-06f)));
-  __m256 p = _mm256_set1_ps(1.98412698e-4f);
-  for (const float c : {1.38888889e-3f, 8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f, 1.0f, 1.0f})
-    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(c));
+  const __m256 flush = _mm256_cmp_ps(x, _mm256_set1_ps(kExpFlushBelow), _CMP_LT_OQ);
+  x = _mm256_min_ps(_mm256_set1_ps(kExpClampAbove), x);  // NaN stays NaN, as in the scalar `if`
+  const __m256 n =
+      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kExpLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_sub_ps(_mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(kExpLn2Hi))),
+                                 _mm256_mul_ps(n, _mm256_set1_ps(kExpLn2Lo)));
+  __m256 p = _mm256_set1_ps(kExpPolynomial[0]);
+  for (int i = 1; i < 8; ++i) p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpPolynomial[i]));
   const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_andnot_ps(flush, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
 }
@@ -82,15 +81,14 @@ __attribute__((target("avx512f"))) std::size_t exp_array_512(const float* x, flo
   std::size_t i = 0;
   for (; i + 16 <= count; i += 16) {
     __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
-    const __mmask16 flush = _mm512_cmp_ps_mask(v, _mm512_set1_ps(-87.0f), _CMP_LT_OQ);
-    v = _mm512_min_ps(_mm512_set1_ps(88.0f), v);
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 r = _mm512_sub_ps(_mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(0.693145751953125f))),
-                                   _mm512_mul_ps(n, _mm512_set1_ps(1.428606765330187e-06f)));
-    __m512 p = _mm512_set1_ps(1.98412698e-4f);
-    for (const float c : {1.38888889e-3f, 8.33333333e-3f, 4.16666667e-2f, 1.66666667e-1f, 0.5f, 1.0f, 1.0f})
-      p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(c));
+    const __mmask16 flush = _mm512_cmp_ps_mask(v, _mm512_set1_ps(kExpFlushBelow), _CMP_LT_OQ);
+    v = _mm512_min_ps(_mm512_set1_ps(kExpClampAbove), v);
+    const __m512 n =
+        _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(kExpLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_sub_ps(_mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Hi))),
+                                   _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Lo)));
+    __m512 p = _mm512_set1_ps(kExpPolynomial[0]);
+    for (int i = 1; i < 8; ++i) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kExpPolynomial[i]));
     const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
     _mm512_storeu_ps(out + i, _mm512_maskz_mov_ps(static_cast<__mmask16>(~flush), _mm512_mul_ps(p, _mm512_castsi512_ps(bits))));
   }

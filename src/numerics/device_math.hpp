@@ -7,23 +7,24 @@
 
 namespace tilevit::numerics {
 
+// device_exp's constants, shared with its vector forms (device_kernels.cpp), which must
+// compute the same operations on them.
+inline constexpr float kExpClampAbove = 88.0f;
+inline constexpr float kExpFlushBelow = -87.0f;  // below the smallest normal: flush (the device does too)
+inline constexpr float kExpLog2e = 1.44269504088896341f;
+inline constexpr float kExpLn2Hi = 0.693145751953125f;  // exactly representable, 16 low bits zero
+inline constexpr float kExpLn2Lo = 1.428606765330187e-06f;
+// Taylor/minimax polynomial of e^r on [-ln2/2, ln2/2], Horner form, highest degree first.
+inline constexpr float kExpPolynomial[8] = {1.98412698e-4f, 1.38888889e-3f, 8.33333333e-3f, 4.16666667e-2f,
+                                            1.66666667e-1f, 0.5f,           1.0f,           1.0f};
+
 inline float device_exp(float x) {
-  if (x > 88.0f) x = 88.0f;
-  if (x < -87.0f) return 0.0f;  // below the smallest normal: flush (the device does too)
-  const float log2e = 1.44269504088896341f;
-  const float ln2_hi = 0.693145751953125f;     // exactly representable, 16 low bits zero
-  const float ln2_lo = 1.428606765330187e-06f;
-  const float n = __builtin_nearbyintf(x * log2e);
-  const float r = (x - n * ln2_hi) - n * ln2_lo;  // |r| <= ln2/2, exact first step
-  // Taylor/minimax polynomial of e^r on [-ln2/2, ln2/2], Horner form.
-  float p = 1.98412698e-4f;
-  p = p * r + 1.38888889e-3f;
-  p = p * r + 8.33333333e-3f;
-  p = p * r + 4.16666667e-2f;
-  p = p * r + 1.66666667e-1f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  if (x > kExpClampAbove) x = kExpClampAbove;
+  if (x < kExpFlushBelow) return 0.0f;
+  const float n = __builtin_nearbyintf(x * kExpLog2e);
+  const float r = (x - n * kExpLn2Hi) - n * kExpLn2Lo;  // |r| <= ln2/2, exact first step
+  float p = kExpPolynomial[0];
+  for (int i = 1; i < 8; ++i) p = p * r + kExpPolynomial[i];
   const std::int32_t bits = (static_cast<std::int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
