@@ -131,6 +131,7 @@ Device::Device(package::PackageContents program)
       }
       ex.transfers.push_back(t);
     }
+    resolve_copies(ex);
     exchange_.push_back(std::move(ex));
     step_cycles_.push_back([&] {
       const auto c = compiler::estimate_step(pkg_.machine, pkg_.program.steps[s]);
@@ -140,6 +141,31 @@ Device::Device(package::PackageContents program)
 }
 
 Device::~Device() = default;
+
+// The fast path's copies, bounds-checked here once: destinations always, sources for
+// every iteration up to last_valid_iteration (their strides move them per layer).
+// Anything out of range leaves `resolved` false and the phase to the checked path,
+// which names the transfer when it runs.
+void Device::resolve_copies(Exchange& ex) const {
+  const std::uint64_t size = pkg_.machine.sram_size;
+  if (std::uint64_t(pkg_.machine.tiles) * size > UINT32_MAX) return;
+  std::uint64_t last = UINT32_MAX;
+  std::vector<Copy> copies;
+  copies.reserve(ex.destinations.size());
+  for (const Transfer& t : ex.transfers) {
+    if (!t.valid || std::uint64_t(t.source_offset) + t.bytes > size) return;
+    if (t.source_stride > 0) last = std::min<std::uint64_t>(last, (size - t.source_offset - t.bytes) / t.source_stride);
+    for (std::uint32_t j = t.first; j < t.first + t.count; ++j) {
+      const Destination& d = ex.destinations[j];
+      if (std::uint64_t(d.offset) + t.bytes > size) return;
+      copies.push_back(Copy{static_cast<std::uint32_t>(d.tile * size + d.offset),
+                            static_cast<std::uint32_t>(t.source_tile * size + t.source_offset), t.bytes, t.source_stride});
+    }
+  }
+  ex.copies = ExchangeCopies(std::move(copies));
+  ex.last_valid_iteration = static_cast<std::uint32_t>(last);
+  ex.resolved = true;
+}
 
 std::span<std::uint8_t> Device::tile_sram(std::uint32_t tile) {
   if (tile >= sram_.tiles()) throw Error("device: no tile " + std::to_string(tile), kExitInternal);
@@ -224,8 +250,14 @@ void Device::execute_step(std::uint32_t step, std::uint32_t iteration) {
     }
   });
   // Exchange: the verifier guarantees no transfer writes what another one of the same
-  // phase reads or writes, so they can run in any order.
+  // phase reads or writes, so they can run in any order: by destination (exchange_copies),
+  // or checked copy by copy in program order where an endpoint did not resolve.
   const Exchange& ex = exchange_[step];
+  if (ex.resolved && iteration <= ex.last_valid_iteration) {
+    std::uint8_t* base = sram_.tile(0).data();
+    parallel_for(ex.copies.chunks(), [&](std::size_t c) { ex.copies.run_chunk(base, c, iteration); });
+    return;
+  }
   const std::uint64_t size = pkg_.machine.sram_size;
   parallel_for(ex.transfers.size(), [&](std::size_t i) {
     const Transfer& t = ex.transfers[i];

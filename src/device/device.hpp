@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "device/exchange_copies.hpp"
 #include "device/sram.hpp"
 #include "model/weights.hpp"
 #include "package/program_codec.hpp"
@@ -38,8 +39,8 @@ class Device {
  private:
   // The exchange of one superstep, resolved once from the program into compact tables
   // (a 27-layer call runs ~100 M copies of ~140 B: per-copy bookkeeping is what costs).
-  // Offsets are from the tile's sram_base and still bounds-checked on every copy;
-  // `valid` false: an endpoint names memory of another tile, reported when it runs.
+  // Offsets are from the tile's sram_base; `valid` false: an endpoint names memory of
+  // another tile, reported when it runs.
   struct Transfer {
     std::uint32_t source_tile = 0, source_offset = 0, source_stride = 0, bytes = 0;
     std::uint32_t first = 0, count = 0;  // range of Exchange::destinations
@@ -49,9 +50,15 @@ class Device {
     std::uint32_t tile = 0, offset = 0;
   };
   struct Exchange {
-    std::vector<Transfer> transfers;  // program order
+    std::vector<Transfer> transfers;  // program order: the checked path and error messages
     std::vector<Destination> destinations;
+    // The fast path, if every endpoint resolved inside its tile: the same copies by
+    // destination, valid for source strides up to iteration last_valid_iteration.
+    ExchangeCopies copies;
+    bool resolved = false;
+    std::uint32_t last_valid_iteration = 0;
   };
+  void resolve_copies(Exchange& ex) const;
   void execute_step(std::uint32_t step, std::uint32_t iteration);
   [[noreturn]] void transfer_failed(std::uint32_t step, std::uint32_t transfer, std::uint32_t iteration) const;
   package::PackageContents pkg_;

@@ -5,6 +5,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cmath>
 
 #include "numerics/device_kernels.hpp"
@@ -25,6 +27,14 @@ struct Scratch {
   }
 };
 thread_local Scratch scratch;
+
+// The F143 decode table of one scale, per thread: kernel calls of a step share a scale.
+const float* decode_table(int scale) {
+  thread_local int cached = INT32_MIN;
+  thread_local std::array<float, 256> table;
+  if (scale != cached) table = numerics::fp8_decode_table(numerics::Fp8Format::F143, scale), cached = scale;
+  return table.data();
+}
 
 // Kernels that stream from SRAM to SRAM without a full copy need disjoint operands.
 bool overlaps(const std::uint8_t* a, std::size_t na, const std::uint8_t* b, std::size_t nb) {
@@ -109,19 +119,24 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
       };
       const Buf b = buf(inner * cols);
       decode(b_bytes, b.data(), b.size());
-      // A is decoded a block of rows at a time, just before those rows' register tiles run,
-      // and their C rows stored right after: the decoded rows and C stay in L1 instead of
-      // streaming whole decoded operands through L2. Rows are independent, so blocking them
-      // changes no result; an output overlapping A is written only after all of A is read.
-      const std::size_t block = overlaps(a_bytes, rows * inner * es, c_bytes, rows * cols * 2) ? rows
-                                : cols <= 16 ? 48 : 24;
-      const Buf a = buf(std::min(rows, block) * inner), c = buf(std::min(rows, block) * cols);
+      // A block of rows at a time, their C rows stored right after, so C stays in L1.
+      // FP8 A is read as codes straight from tile memory through the decode table (the
+      // same values as decoding it first, without the decoding); FP16 A, or an A that
+      // the output overlaps, is decoded (for an overlap: all of it before C is written).
+      // Rows are independent, so blocking them changes no result.
+      const bool overlap = overlaps(a_bytes, rows * inner * es, c_bytes, rows * cols * 2);
+      const bool codes = fp8 && !overlap;
+      const std::size_t block = overlap ? rows : cols <= 16 ? 48 : 24;
+      const Buf a = buf(codes ? 0 : std::min(rows, block) * inner), c = buf(std::min(rows, block) * cols);
+      const float* table = codes ? decode_table(call.scale) : nullptr;
       for (std::size_t r0 = 0; r0 < rows; r0 += block) {
         const std::size_t n = std::min(block, rows - r0);
-        decode(a_bytes + r0 * inner * es, a.data(), n * inner);
-        numerics::device_gemm(numerics::DeviceGemm{static_cast<int>(n), static_cast<int>(cols), static_cast<int>(inner),
-                                                   a.data(), static_cast<int>(inner), b.data(), static_cast<int>(cols),
-                                                   c.data(), static_cast<int>(cols), fp8 ? 32 : 0, true});
+        if (!codes) decode(a_bytes + r0 * inner * es, a.data(), n * inner);
+        numerics::DeviceGemm g{static_cast<int>(n), static_cast<int>(cols), static_cast<int>(inner),
+                               a.data(), static_cast<int>(inner), b.data(), static_cast<int>(cols),
+                               c.data(), static_cast<int>(cols), fp8 ? 32 : 0, true};
+        if (codes) g.a_codes = a_bytes + r0 * inner, g.a_table = table;
+        numerics::device_gemm(g);
         store_f16(c_bytes + r0 * cols * 2, c.data(), n * cols);
         // The next tile's operands, spread over this GEMM's row blocks so their memory
         // traffic overlaps the arithmetic instead of stalling on a burst of misses.

@@ -26,6 +26,11 @@ struct DeviceGemm {
   // is rounded to FP16 (no-op when panels already rounded it).
   int panel = 0;
   bool round_output = false;
+  // If set, A is FP8 codes instead of `a`: element (r, k) is a_table[a_codes[r * lda + k]]
+  // (the decode table with the operand's scale). The same values, so the same results;
+  // the device model reads A this way straight from tile memory instead of decoding it.
+  const std::uint8_t* a_codes = nullptr;
+  const float* a_table = nullptr;
 };
 
 // Runs in parallel over column strips (OpenMP) unless called inside a parallel region.
