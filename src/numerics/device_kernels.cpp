@@ -155,6 +155,15 @@ void device_add(const float* a, const float* b, float* out, std::size_t count) {
   round_fp16(out, count);
 }
 
+void device_add_fp16(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out, std::size_t count) {
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  auto load = [](const std::uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); };
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_add_ps(load(a + i), load(b + i)), kRound));
+  for (; i < count; ++i) out[i] = fp16_bits(fp16_value(a[i]) + fp16_value(b[i]));
+}
+
 void device_layernorm_row(const float* x, const float* gamma, const float* beta, float* out, int width, float eps) {
   float sum = 0.0f;
   for (int i = 0; i < width; ++i) sum += x[i];

@@ -50,6 +50,9 @@ void device_reduce_add_fp16(const std::uint16_t* partials, int count_partials, s
 
 // out[i] = fp16(a[i] + b[i]): bias add, residual add, position embedding.
 void device_add(const float* a, const float* b, float* out, std::size_t count);
+// device_add on binary16 bits: out[i] = fp16(a[i] + b[i]), the same single rounding. out
+// may be a or b exactly (element i is read before it is written), not a shifted overlap.
+void device_add_fp16(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out, std::size_t count);
 
 // LayerNorm of one row, FP32 statistics: mean = sum(x)/n, var = sum((x-mean)^2)/n,
 // rstd = 1/sqrt(var+eps); out = fp16(((x-mean)*rstd)*gamma + beta).
