@@ -75,22 +75,47 @@ const float* rows_by_key(const float* rows, int keys) {
   return t.data();
 }
 
-// exp8 on 16 lanes (AVX-512): the same operations, so every lane equals the scalar result.
-__attribute__((target("avx512f"))) std::size_t exp_array_512(const float* x, float subtract, float* out, std::size_t count) {
+// exp8 and tanh8 on 16 lanes (AVX-512): the same operations, so every lane equals the
+// scalar result (blends are mask moves).
+#define TV_AVX512F __attribute__((target("avx512f")))
+TV_AVX512F inline __m512 exp16(__m512 v) {
+  const __mmask16 flush = _mm512_cmp_ps_mask(v, _mm512_set1_ps(kExpFlushBelow), _CMP_LT_OQ);
+  v = _mm512_min_ps(_mm512_set1_ps(kExpClampAbove), v);
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(kExpLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_sub_ps(_mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Hi))),
+                                 _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Lo)));
+  __m512 p = _mm512_set1_ps(kExpPolynomial[0]);
+  for (int i = 1; i < 8; ++i) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kExpPolynomial[i]));
+  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~flush), _mm512_mul_ps(p, _mm512_castsi512_ps(bits)));
+}
+
+TV_AVX512F inline __m512 tanh16(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 a = _mm512_abs_ps(x);
+  const __m512 e = exp16(_mm512_mul_ps(_mm512_set1_ps(2.0f), a));
+  const __m512 t = _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, one)));
+  const __m512 m = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(a, _mm512_set1_ps(9.0f), _CMP_GT_OQ), one);
+  const __m512i flipped = _mm512_xor_si512(_mm512_castps_si512(m), _mm512_set1_epi32(static_cast<int>(0x80000000u)));
+  return _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_castsi512_ps(flipped));
+}
+
+TV_AVX512F std::size_t exp_array_512(const float* x, float subtract, float* out, std::size_t count) {
   const __m512 s = _mm512_set1_ps(subtract);
   std::size_t i = 0;
+  for (; i + 16 <= count; i += 16) _mm512_storeu_ps(out + i, exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s)));
+  return i;
+}
+
+// device_gelu's vector loop on 16 lanes.
+TV_AVX512F std::size_t gelu_512(const float* x, float* out, std::size_t count, float k) {
+  std::size_t i = 0;
   for (; i + 16 <= count; i += 16) {
-    __m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + i), s);
-    const __mmask16 flush = _mm512_cmp_ps_mask(v, _mm512_set1_ps(kExpFlushBelow), _CMP_LT_OQ);
-    v = _mm512_min_ps(_mm512_set1_ps(kExpClampAbove), v);
-    const __m512 n =
-        _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(kExpLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 r = _mm512_sub_ps(_mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Hi))),
-                                   _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Lo)));
-    __m512 p = _mm512_set1_ps(kExpPolynomial[0]);
-    for (int i = 1; i < 8; ++i) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kExpPolynomial[i]));
-    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
-    _mm512_storeu_ps(out + i, _mm512_maskz_mov_ps(static_cast<__mmask16>(~flush), _mm512_mul_ps(p, _mm512_castsi512_ps(bits))));
+    const __m512 v = _mm512_loadu_ps(x + i);
+    const __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+    const __m512 inner = _mm512_mul_ps(_mm512_set1_ps(k), _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps(0.044715f), cube)));
+    _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), tanh16(inner))));
   }
   return i;
 }
@@ -181,7 +206,7 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
 
 void device_gelu(const float* x, float* out, std::size_t count) {
   const float k = 0.7978845608028654f;  // sqrt(2/pi)
-  std::size_t i = 0;
+  std::size_t i = has_avx512f() ? gelu_512(x, out, count, k) : 0;
   for (; i + 8 <= count; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
