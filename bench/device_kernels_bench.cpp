@@ -37,13 +37,12 @@ std::vector<float> random_fp16(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
-// One FP8 GEMM kernel call as the device model makes it: B decoded once, A decoded and C
-// stored to FP16 a block of rows at a time (device/kernels.cpp).
 // With --benchmark_repetitions: the minimum too (the least disturbed repetition).
 double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
-// range(3) = 0: A decoded a block at a time, as the FP32 reference would; 1: the device
-// model's form, A read as codes through the decode table.
+// One FP8 GEMM kernel call as the device model makes it (device/kernels.cpp): B decoded
+// once, C stored to FP16 a block of rows at a time; range(3) = 1: A read as codes through
+// the decode table (the device model's form), 0: A decoded a block at a time first.
 void fp8_gemm_call(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)), n = static_cast<int>(state.range(2));
   const bool codes = state.range(3) != 0;

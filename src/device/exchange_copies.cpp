@@ -115,14 +115,14 @@ ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t streaming
   }
   copies_.resize(n);
   copies_.shrink_to_fit();
-  std::uint64_t in_chunk = 0;
+  std::uint64_t in_chunk = 0, bytes = 0;
   for (std::uint32_t i = 0; i < copies_.size(); ++i) {
     if (in_chunk == 0) chunk_begin_.push_back(i);
-    in_chunk += copies_[i].bytes, bytes_ += copies_[i].bytes;
+    in_chunk += copies_[i].bytes, bytes += copies_[i].bytes;
     if (in_chunk >= kChunkBytes) in_chunk = 0;
   }
   if (!chunk_begin_.empty()) chunk_begin_.push_back(static_cast<std::uint32_t>(copies_.size()));
-  streaming_ = bytes_ > streaming_bytes;
+  streaming_ = bytes > streaming_bytes;
 }
 
 void ExchangeCopies::run_chunk(std::uint8_t* base, std::size_t c, std::uint32_t iteration) const {

@@ -36,13 +36,11 @@ class ExchangeCopies {
   void run_chunk(std::uint8_t* base, std::size_t c, std::uint32_t iteration) const;
 
   const std::vector<Copy>& copies() const { return copies_; }
-  std::uint64_t bytes() const { return bytes_; }
   bool streaming() const { return streaming_; }
 
  private:
   std::vector<Copy> copies_;                // by destination
   std::vector<std::uint32_t> chunk_begin_;  // chunk c = copies_[chunk_begin_[c], chunk_begin_[c + 1])
-  std::uint64_t bytes_ = 0;
   bool streaming_ = false;
 };
 

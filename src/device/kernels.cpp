@@ -40,6 +40,13 @@ const float* decode_table(int scale) {
 bool overlaps(const std::uint8_t* a, std::size_t na, const std::uint8_t* b, std::size_t nb) {
   return a < b + nb && b < a + na;
 }
+// An element-wise kernel may also write its output over an input of the same extent.
+bool in_place_or_apart(const std::uint8_t* out, const std::uint8_t* in, std::size_t bytes) {
+  return out == in || !overlaps(out, bytes, in, bytes);
+}
+// Tile memory holding binary16 values.
+const std::uint16_t* u16(const std::uint8_t* p) { return reinterpret_cast<const std::uint16_t*>(p); }
+std::uint16_t* u16(std::uint8_t* p) { return reinterpret_cast<std::uint16_t*>(p); }
 
 // The lines queued by prefetch_call, issued a slice at a time by the running kernel.
 struct PendingPrefetch {
@@ -152,8 +159,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
       const std::uint8_t* in = operand(0, n * parts * 2);
       std::uint8_t* out = operand(1, n * 2);
       if (!overlaps(in, n * parts * 2, out, n * 2)) {
-        numerics::device_reduce_add_fp16(reinterpret_cast<const std::uint16_t*>(in), static_cast<int>(parts), n,
-                                         reinterpret_cast<std::uint16_t*>(out));
+        numerics::device_reduce_add_fp16(u16(in), static_cast<int>(parts), n, u16(out));
         return;
       }
       const Buf partials = buf(n * parts), sum = buf(n);
@@ -163,45 +169,37 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
       return;
     }
     case KernelKind::bias_add: {
-      const std::size_t rows = d[0], cols = d[1];
-      // Straight on the tile's binary16 bytes when the output is the input or apart from
-      // both operands; otherwise through copies, as before.
-      {
-        const std::uint8_t* in = operand(0, rows * cols * 2);
-        const std::uint8_t* bias_bytes = operand(1, cols * 2);
-        std::uint8_t* out = operand(2, rows * cols * 2);
-        if ((out == in || !overlaps(in, rows * cols * 2, out, rows * cols * 2)) && !overlaps(bias_bytes, cols * 2, out, rows * cols * 2)) {
-          for (std::size_t r = 0; r < rows; ++r)
-            numerics::device_add_fp16(reinterpret_cast<const std::uint16_t*>(in) + r * cols,
-                                      reinterpret_cast<const std::uint16_t*>(bias_bytes),
-                                      reinterpret_cast<std::uint16_t*>(out) + r * cols, cols);
-          return;
-        }
+      const std::size_t rows = d[0], cols = d[1], n = rows * cols;
+      const std::uint8_t* in = operand(0, n * 2);
+      const std::uint8_t* bias = operand(1, cols * 2);
+      std::uint8_t* out = operand(2, n * 2);
+      // Straight on the tile's binary16 bytes unless the output overlaps an operand other
+      // than in place; then through copies.
+      if (in_place_or_apart(out, in, n * 2) && !overlaps(bias, cols * 2, out, n * 2)) {
+        for (std::size_t r = 0; r < rows; ++r) numerics::device_add_fp16(u16(in) + r * cols, u16(bias), u16(out) + r * cols, cols);
+        return;
       }
-      const Buf x = buf(rows * cols), bias = buf(cols);
-      load_f16(operand(0, x.size() * 2), x.data(), x.size());
-      load_f16(operand(1, cols * 2), bias.data(), cols);
-      for (std::size_t r = 0; r < rows; ++r) numerics::device_add(&x[r * cols], bias.data(), &x[r * cols], cols);
-      store_f16(operand(2, x.size() * 2), x.data(), x.size());
+      const Buf x = buf(n), b = buf(cols);
+      load_f16(in, x.data(), n);
+      load_f16(bias, b.data(), cols);
+      for (std::size_t r = 0; r < rows; ++r) numerics::device_add(&x[r * cols], b.data(), &x[r * cols], cols);
+      store_f16(out, x.data(), n);
       return;
     }
     case KernelKind::add: {
       const std::size_t n = d[0];
-      {
-        const std::uint8_t* in_a = operand(0, n * 2);
-        const std::uint8_t* in_b = operand(1, n * 2);
-        std::uint8_t* out = operand(2, n * 2);
-        if ((out == in_a || !overlaps(in_a, n * 2, out, n * 2)) && (out == in_b || !overlaps(in_b, n * 2, out, n * 2))) {
-          numerics::device_add_fp16(reinterpret_cast<const std::uint16_t*>(in_a), reinterpret_cast<const std::uint16_t*>(in_b),
-                                    reinterpret_cast<std::uint16_t*>(out), n);
-          return;
-        }
+      const std::uint8_t* in_a = operand(0, n * 2);
+      const std::uint8_t* in_b = operand(1, n * 2);
+      std::uint8_t* out = operand(2, n * 2);
+      if (in_place_or_apart(out, in_a, n * 2) && in_place_or_apart(out, in_b, n * 2)) {
+        numerics::device_add_fp16(u16(in_a), u16(in_b), u16(out), n);
+        return;
       }
       const Buf a = buf(n), b = buf(n);
-      load_f16(operand(0, n * 2), a.data(), n);
-      load_f16(operand(1, n * 2), b.data(), n);
+      load_f16(in_a, a.data(), n);
+      load_f16(in_b, b.data(), n);
       numerics::device_add(a.data(), b.data(), a.data(), n);
-      store_f16(operand(2, n * 2), a.data(), n);
+      store_f16(out, a.data(), n);
       return;
     }
     case KernelKind::layernorm: {

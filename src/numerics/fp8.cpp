@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -143,8 +144,6 @@ void fp8_decode(const std::uint8_t* in, float* out, std::size_t count, Fp8Format
 
 namespace {
 
-// encode_unchecked on 8 lanes: every branch computed, then selected; the same integer
-// rounding, so each byte equals the scalar one.
 // The powers of two of encode_unchecked, computed once per array (std::ldexp per block
 // of 8 cost more than the encoding).
 struct EncodeConstants {
@@ -154,6 +153,8 @@ struct EncodeConstants {
         smallest_normal(std::ldexp(1.0f, 1 - spec.exponent_bias)) {}
 };
 
+// encode_unchecked on 8 lanes: every branch computed, then selected; the same integer
+// rounding, so each byte equals the scalar one.
 void encode_block8(const float* in, std::uint8_t* out, const Fp8Spec& spec, const EncodeConstants& k, float inverse_scale) {
   const __m256 x = _mm256_loadu_ps(in);
   const __m256 y = _mm256_mul_ps(x, _mm256_set1_ps(inverse_scale));
@@ -213,10 +214,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) std::size_t encode_512(cons
   return i;
 }
 
-bool has_avx512f() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl");
-  return yes;
+// One range on the widest lanes the CPU has, the tail scalar.
+void encode_range(const float* in, std::uint8_t* out, std::size_t count, const Fp8Spec& spec, const EncodeConstants& k,
+                  float inverse_scale) {
+  std::size_t i = has_avx512bw() ? encode_512(in, out, count, spec, k, inverse_scale) : 0;
+  for (; i + 8 <= count; i += 8) encode_block8(in + i, out + i, spec, k, inverse_scale);
+  for (; i < count; ++i) out[i] = encode_unchecked(in[i], spec, inverse_scale);
 }
 
 }  // namespace
@@ -226,21 +229,19 @@ void fp8_encode(const float* in, std::uint8_t* out, std::size_t count, Fp8Format
   const Fp8Spec spec = fp8_spec(format);
   const float inverse_scale = std::ldexp(1.0f, -scale);
   const EncodeConstants constants(spec);
-  // Device-sized arrays (the device model's casts, 2,048 at a time) on 16 lanes.
-  if (count <= 65536 && has_avx512f()) {
-    const std::size_t done = encode_512(in, out, count, spec, constants, inverse_scale);
-    in += done, out += done, count -= done;
-  }
-  const std::int64_t blocks = static_cast<std::int64_t>(count / 8);
-  // Small arrays (the device model's casts) skip the OpenMP construct: even an inactive
-  // parallel region sets up a team.
-  if (blocks > 8192) {
+  // Element-wise, so pieces in parallel give the same bytes. Small arrays (the device
+  // model's casts) skip the OpenMP construct: even an inactive parallel region sets up a team.
+  constexpr std::size_t kPiece = 8192;
+  if (count > 8 * kPiece) {
+    const std::int64_t pieces = static_cast<std::int64_t>((count + kPiece - 1) / kPiece);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t b = 0; b < blocks; ++b) encode_block8(in + b * 8, out + b * 8, spec, constants, inverse_scale);
+    for (std::int64_t p = 0; p < pieces; ++p) {
+      const std::size_t begin = static_cast<std::size_t>(p) * kPiece;
+      encode_range(in + begin, out + begin, std::min(kPiece, count - begin), spec, constants, inverse_scale);
+    }
   } else {
-    for (std::int64_t b = 0; b < blocks; ++b) encode_block8(in + b * 8, out + b * 8, spec, constants, inverse_scale);
+    encode_range(in, out, count, spec, constants, inverse_scale);
   }
-  for (std::size_t i = static_cast<std::size_t>(blocks) * 8; i < count; ++i) out[i] = encode_unchecked(in[i], spec, inverse_scale);
 }
 
 void fp8_round(float* data, std::size_t count, Fp8Format format, int scale) {
