@@ -73,6 +73,13 @@ void parallel_for_prefetch(std::size_t n, P&& prefetch, F&& body) {
   if (error) std::rethrow_exception(error);
 }
 
+// The operands a kernel writes: its last one, and for attention_scores the last two
+// (scores and row maxima).
+std::size_t first_output(const compiler::KernelCall& call) {
+  const std::size_t outputs = call.kind == compiler::KernelKind::attention_scores ? 2 : 1;
+  return call.operands.size() >= outputs ? call.operands.size() - outputs : 0;
+}
+
 }  // namespace
 
 TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile) : tiles_(tiles), bytes_per_tile_(bytes_per_tile) {
@@ -138,6 +145,12 @@ Device::Device(package::PackageContents program)
       return c.compute + c.exchange + c.sync;
     }());
   }
+  // The fused phases that can occur: step s after s - 1, and the loop's first step after
+  // its last (the next iteration).
+  const auto& p = pkg_.program;
+  fusions_.resize(p.steps.size());
+  for (std::uint32_t s = 1; s < p.steps.size(); ++s) fusions_[s] = make_fusion(s - 1, s);
+  if (p.loop_count > 1 && p.loop_end > p.loop_begin && p.loop_end <= p.steps.size()) loop_fusion_ = make_fusion(p.loop_end - 1, p.loop_begin);
 }
 
 Device::~Device() = default;
@@ -163,6 +176,7 @@ void Device::resolve_copies(Exchange& ex) const {
     }
   }
   ex.copies = ExchangeCopies(std::move(copies));
+  ex.copies.index_tiles(size, pkg_.machine.tiles);
   ex.last_valid_iteration = static_cast<std::uint32_t>(last);
   ex.resolved = true;
 }
@@ -211,10 +225,12 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
 
   t0 = std::chrono::steady_clock::now();
   const auto& p = pkg_.program;
+  pending_step_ = -1;  // (a call that failed may have left one)
   for (std::uint32_t s = 0; s < p.loop_begin; ++s) execute_step(s, 0), t.device_cycles += step_cycles_[s];
   for (std::uint32_t it = 0; it < p.loop_count; ++it)
     for (std::uint32_t s = p.loop_begin; s < p.loop_end; ++s) execute_step(s, it), t.device_cycles += step_cycles_[s];
   for (std::uint32_t s = p.loop_end; s < p.steps.size(); ++s) execute_step(s, 0), t.device_cycles += step_cycles_[s];
+  if (pending_step_ >= 0) exchange_phase(static_cast<std::uint32_t>(pending_step_), pending_iteration_), pending_step_ = -1;
   t.execute_seconds = since(t0);
 
   t0 = std::chrono::steady_clock::now();
@@ -235,7 +251,25 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
   return out;
 }
 
+// A step's compute phase runs with the exchange before it (pending_step_) fused in when
+// that one resolved: each tile receives its copies and runs its kernels while the bytes
+// are still in cache. Otherwise, and after the last step, the exchange runs on its own.
 void Device::execute_step(std::uint32_t step, std::uint32_t iteration) {
+  if (pending_step_ >= 0) {
+    const auto p = static_cast<std::uint32_t>(pending_step_);
+    const Exchange& ex = exchange_[p];
+    pending_step_ = -1;
+    if (ex.resolved && pending_iteration_ <= ex.last_valid_iteration)
+      fused_phase(p, pending_iteration_, step, iteration);
+    else
+      exchange_phase(p, pending_iteration_), compute_phase(step, iteration);
+  } else {
+    compute_phase(step, iteration);
+  }
+  pending_step_ = step, pending_iteration_ = iteration;
+}
+
+void Device::compute_phase(std::uint32_t step, std::uint32_t iteration) {
   const auto& s = pkg_.program.steps[step];
   const auto& groups = tile_calls_[step];
   parallel_for_prefetch(groups.size(), [&](std::size_t g) {
@@ -249,6 +283,75 @@ void Device::execute_step(std::uint32_t step, std::uint32_t iteration) {
       execute_call(pkg_.machine, pkg_.program, sram_.tile(call.tile), call, step, iteration);
     }
   });
+}
+
+// Which tiles take part and whose kernels must wait: a kernel output that may overlap
+// (over all iterations) a source of the producer's exchange on its tile would change bytes
+// another tile has yet to receive. Operands that do not resolve count as overlapping: the
+// kernel then runs after every copy and reports the fault.
+Device::Fusion Device::make_fusion(std::uint32_t producer, std::uint32_t step) const {
+  const auto& P = pkg_.program;
+  const std::uint64_t base = pkg_.machine.sram_base;
+  auto iterations = [&](std::uint32_t s) -> std::uint64_t { return s >= P.loop_begin && s < P.loop_end ? P.loop_count : 1; };
+  // Source ranges of the producer's exchange per tile, over all its iterations.
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sources(pkg_.machine.tiles);
+  for (const auto& x : P.steps[producer].exchange) {
+    if (x.source.tile >= pkg_.machine.tiles || x.source.allocation >= P.allocations.size()) continue;  // unresolved: never fused
+    const std::uint64_t b = P.allocations[x.source.allocation].address - base + x.source.offset;
+    sources[x.source.tile].push_back({b, b + x.bytes + std::uint64_t(x.source_layer_stride) * (iterations(producer) - 1)});
+  }
+  Fusion f;
+  const auto& groups = tile_calls_[step];
+  std::vector<std::int32_t> group_of(pkg_.machine.tiles, -1);
+  for (std::size_t g = 0; g < groups.size(); ++g) group_of[P.steps[step].compute[groups[g][0]].tile] = static_cast<std::int32_t>(g);
+  const ExchangeCopies& copies = exchange_.at(producer).copies;
+  for (std::uint32_t t = 0; t < pkg_.machine.tiles; ++t) {
+    if (group_of[t] < 0 && !copies.receives(t)) continue;
+    bool deferred = false;
+    if (group_of[t] >= 0)
+      for (std::uint32_t i : groups[group_of[t]]) {
+        const auto& call = P.steps[step].compute[i];
+        for (std::size_t k = first_output(call); k < call.operands.size(); ++k) {
+          const auto& o = call.operands[k];
+          if (o.allocation >= P.allocations.size() || P.allocations[o.allocation].address < base) {
+            deferred = true;
+            continue;
+          }
+          const std::uint64_t b = P.allocations[o.allocation].address - base + o.offset;
+          const std::uint64_t e = b + o.bytes + std::uint64_t(o.layer_stride) * (iterations(step) - 1);
+          for (const auto& [sb, se] : sources[t]) deferred = deferred || (sb < e && b < se);
+        }
+      }
+    f.tiles.push_back(t), f.group.push_back(group_of[t]), f.deferred.push_back(deferred);
+  }
+  return f;
+}
+
+void Device::fused_phase(std::uint32_t producer, std::uint32_t producer_iteration, std::uint32_t step, std::uint32_t iteration) {
+  const auto& s = pkg_.program.steps[step];
+  const auto& groups = tile_calls_[step];
+  const Fusion& f = step == pkg_.program.loop_begin && producer + 1 == pkg_.program.loop_end ? loop_fusion_ : fusions_[step];
+  const ExchangeCopies& copies = exchange_[producer].copies;
+  std::uint8_t* base = sram_.tile(0).data();
+  auto run_group = [&](std::int32_t g) {
+    for (std::uint32_t i : groups[g]) execute_call(pkg_.machine, pkg_.program, sram_.tile(s.compute[i].tile), s.compute[i], step, iteration);
+  };
+  parallel_for_prefetch(f.tiles.size(), [&](std::size_t j) {
+    if (f.group[j] >= 0 && !f.deferred[j])
+      for (std::uint32_t i : groups[f.group[j]]) prefetch_call(pkg_.machine, pkg_.program, sram_.tile(s.compute[i].tile), s.compute[i], iteration);
+  }, [&](std::size_t j) {
+    struct Flush {
+      ~Flush() { prefetch_flush(); }
+    } flush;
+    copies.run_tile(base, f.tiles[j], producer_iteration);
+    if (f.group[j] >= 0 && !f.deferred[j]) run_group(f.group[j]);
+  });
+  parallel_for(f.tiles.size(), [&](std::size_t j) {
+    if (f.group[j] >= 0 && f.deferred[j]) run_group(f.group[j]);
+  }, 4);
+}
+
+void Device::exchange_phase(std::uint32_t step, std::uint32_t iteration) {
   // Exchange: the verifier guarantees no transfer writes what another one of the same
   // phase reads or writes, so they can run in any order: by destination (exchange_copies),
   // or checked copy by copy in program order where an endpoint did not resolve.

@@ -60,6 +60,22 @@ class Device {
   };
   void resolve_copies(Exchange& ex) const;
   void execute_step(std::uint32_t step, std::uint32_t iteration);
+  void compute_phase(std::uint32_t step, std::uint32_t iteration);
+  void exchange_phase(std::uint32_t step, std::uint32_t iteration);
+  // The exchange of `producer` fused into the compute phase of `step`: per tile, its
+  // incoming copies, then its kernels (deferred to after all copies if they overwrite a
+  // source of that exchange on the tile).
+  struct Fusion {
+    std::vector<std::uint32_t> tiles;    // receiving or computing, ascending
+    std::vector<std::int32_t> group;     // per entry of tiles: index into tile_calls_[step], or -1
+    std::vector<std::uint8_t> deferred;  // per entry: kernels wait for all copies
+  };
+  Fusion make_fusion(std::uint32_t producer, std::uint32_t step) const;
+  void fused_phase(std::uint32_t producer, std::uint32_t producer_iteration, std::uint32_t step, std::uint32_t iteration);
+  std::vector<Fusion> fusions_;  // per step s: s fused with the exchange of s - 1
+  Fusion loop_fusion_;           // the loop's first step with the exchange of its last
+  std::int64_t pending_step_ = -1;  // the step whose exchange has not run yet
+  std::uint32_t pending_iteration_ = 0;
   [[noreturn]] void transfer_failed(std::uint32_t step, std::uint32_t transfer, std::uint32_t iteration) const;
   package::PackageContents pkg_;
   TileMemory sram_;  // per tile, sram_size bytes from sram_base

@@ -13,18 +13,13 @@ constexpr std::size_t kAhead = 12;  // copies whose sources are prefetched ahead
 
 #define TV_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,bmi2")))
 
+// Every 64 B step is a masked move (all lanes but in the last): a plain load/store loop
+// here is turned into a call to memcpy by GCC, which costs as much as a ~100 B copy.
 TV_AVX512 inline void copy_bytes_512(std::uint8_t* dst, const std::uint8_t* src, std::size_t bytes) {
-  for (; bytes >= 64; bytes -= 64, src += 64, dst += 64) _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
-  if (bytes > 0) {
-    const __mmask64 m = _bzhi_u64(~0ull, static_cast<unsigned>(bytes));
-    _mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
+  for (std::size_t i = 0; i < bytes; i += 64) {
+    const __mmask64 m = bytes - i >= 64 ? ~0ull : _bzhi_u64(~0ull, static_cast<unsigned>(bytes - i));
+    _mm512_mask_storeu_epi8(dst + i, m, _mm512_maskz_loadu_epi8(m, src + i));
   }
-}
-
-// Lines [from, to) (64 B multiples) of the 64 B aligned stage to the aligned line_dst.
-TV_AVX512 inline void stream_lines_512(std::uint8_t* line_dst, const std::uint8_t* stage, std::size_t from, std::size_t to) {
-  for (std::size_t l = from; l < to; l += 64)
-    _mm512_stream_si512(reinterpret_cast<__m512i*>(line_dst + l), _mm512_load_si512(stage + l));
 }
 
 // Plain stores, inline (a call into memcpy per ~100 B piece costs as much as the copy),
@@ -43,45 +38,42 @@ TV_AVX512 void run_regular_512(std::uint8_t* base, const Copy* copies, std::size
   }
 }
 
-// Copies whose destinations follow one another (a run) are staged in a buffer at the
-// destinations' alignment and written out as whole 64 B lines with streaming stores;
-// only the partial lines at a run's two ends are written with plain stores.
+// Copies whose destinations follow one another (a run) are assembled line by line in a
+// register: each piece is loaded so that its bytes sit at their places in the 64 B
+// destination line (a masked load from source - offset: masked-off bytes are neither read
+// nor faulted on) and merged under a mask. A line the run covers whole is written with a
+// streaming store (it is not read first), the run's partial first and last lines with
+// masked plain stores of just the run's bytes.
 TV_AVX512 void run_streaming_512(std::uint8_t* base, const Copy* copies, std::size_t n, std::uint32_t iteration) {
-  constexpr std::size_t kStage = 4096;
-  alignas(64) std::uint8_t stage[kStage];
-  auto source = [base, iteration](const Copy& x) { return base + x.source + std::size_t(x.source_stride) * iteration; };
-  for (std::size_t i = 0; i < std::min(n, kAhead); ++i) _mm_prefetch(reinterpret_cast<const char*>(source(copies[i])), _MM_HINT_T0);
   std::size_t i = 0;
   while (i < n) {
-    std::uint8_t* const run_dst = base + copies[i].destination;
-    std::size_t lead = reinterpret_cast<std::uintptr_t>(run_dst) & 63;  // stage[lead] goes to run_dst
-    std::uint8_t* line_dst = run_dst - lead;                            // where stage[0] goes
-    std::size_t filled = lead;
-    bool head_partial = lead != 0;  // the run's first line is not all the run's
-    std::uint8_t* run_end = run_dst;
+    std::uint8_t* d = base + copies[i].destination;
+    std::uint64_t have = 0;  // bytes of the current line already assembled
+    __m512i line = _mm512_setzero_si512();
+    std::uint8_t* run_end = d;
     do {
-      if (i + kAhead < n) _mm_prefetch(reinterpret_cast<const char*>(source(copies[i + kAhead])), _MM_HINT_T0);
-      const std::uint8_t* src = source(copies[i]);
+      const std::uint8_t* s = base + copies[i].source + std::size_t(copies[i].source_stride) * iteration;
       std::size_t bytes = copies[i].bytes;
       run_end += bytes;
       while (bytes > 0) {
-        const std::size_t take = std::min(bytes, kStage - filled);
-        copy_bytes_512(stage + filled, src, take);
-        filled += take, src += take, bytes -= take;
-        if (filled == kStage) {
-          std::size_t from = 0;
-          if (head_partial) copy_bytes_512(line_dst + lead, stage + lead, 64 - lead), head_partial = false, from = 64;
-          stream_lines_512(line_dst, stage, from, kStage);
-          line_dst += kStage, filled = 0, lead = 0;
+        const std::size_t off = reinterpret_cast<std::uintptr_t>(d) & 63;
+        const std::size_t take = std::min<std::size_t>(bytes, 64 - off);
+        const std::uint64_t m = _bzhi_u64(~0ull, static_cast<unsigned>(take)) << off;
+        line = _mm512_mask_mov_epi8(line, m, _mm512_maskz_loadu_epi8(m, s - off));
+        have |= m;
+        d += take, s += take, bytes -= take;
+        if ((reinterpret_cast<std::uintptr_t>(d) & 63) == 0) {
+          std::uint8_t* l = d - 64;
+          if (have == ~0ull)
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(l), line);
+          else
+            _mm512_mask_storeu_epi8(l, have, line);
+          have = 0;
         }
       }
       ++i;
     } while (i < n && base + copies[i].destination == run_end);
-    std::size_t from = 0;
-    if (head_partial) copy_bytes_512(line_dst + lead, stage + lead, std::min<std::size_t>(filled, 64) - lead), from = 64;
-    const std::size_t whole = filled & ~std::size_t(63);
-    if (from < whole) stream_lines_512(line_dst, stage, from, whole);
-    if (std::max(from, whole) < filled) copy_bytes_512(line_dst + whole, stage + whole, filled - whole);
+    if (have) _mm512_mask_storeu_epi8(d - (reinterpret_cast<std::uintptr_t>(d) & 63), have, line);
   }
   _mm_sfence();  // streaming stores are weakly ordered: make them visible before the phase ends
 }
@@ -123,6 +115,21 @@ ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t streaming
   }
   if (!chunk_begin_.empty()) chunk_begin_.push_back(static_cast<std::uint32_t>(copies_.size()));
   streaming_ = bytes > streaming_bytes;
+}
+
+void ExchangeCopies::index_tiles(std::uint64_t tile_bytes, std::uint32_t tiles) {
+  tile_first_.assign(std::size_t(tiles) + 1, 0);
+  std::size_t i = 0;
+  for (std::uint32_t t = 0; t <= tiles; ++t) {
+    while (i < copies_.size() && copies_[i].destination / tile_bytes < t) ++i;
+    tile_first_[t] = static_cast<std::uint32_t>(i);
+  }
+  tile_first_[tiles] = static_cast<std::uint32_t>(copies_.size());
+}
+
+void ExchangeCopies::run_tile(std::uint8_t* base, std::uint32_t tile, std::uint32_t iteration) const {
+  if (!receives(tile)) return;
+  run_copies(base, copies_.data() + tile_first_[tile], tile_first_[tile + 1] - tile_first_[tile], iteration, false);
 }
 
 void ExchangeCopies::run_chunk(std::uint8_t* base, std::size_t c, std::uint32_t iteration) const {

@@ -35,6 +35,14 @@ class ExchangeCopies {
   // on the tile memory at `base`. Offsets are not checked here: the caller checked them.
   void run_chunk(std::uint8_t* base, std::size_t c, std::uint32_t iteration) const;
 
+  // Per destination tile (tile memory of `tile_bytes` each): the copies into tile t are
+  // copies()[tile_first(t), tile_first(t + 1)). Built by index_tiles.
+  void index_tiles(std::uint64_t tile_bytes, std::uint32_t tiles);
+  bool receives(std::uint32_t tile) const { return tile + 1 < tile_first_.size() && tile_first_[tile + 1] > tile_first_[tile]; }
+  // Runs the copies into one tile with plain stores (their lines stay in cache for the
+  // tile's next kernels).
+  void run_tile(std::uint8_t* base, std::uint32_t tile, std::uint32_t iteration) const;
+
   const std::vector<Copy>& copies() const { return copies_; }
   bool streaming() const { return streaming_; }
 
@@ -42,6 +50,7 @@ class ExchangeCopies {
   std::vector<Copy> copies_;                // by destination
   std::vector<std::uint32_t> chunk_begin_;  // chunk c = copies_[chunk_begin_[c], chunk_begin_[c + 1])
   bool streaming_ = false;
+  std::vector<std::uint32_t> tile_first_;
 };
 
 // Runs `copies` in order (exposed for tests): with streaming stores if `streaming` and
