@@ -1,7 +1,6 @@
 #include "device/device.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -40,34 +39,6 @@ void parallel_for(std::size_t n, F&& body, int chunk = 1) {
         error_index = static_cast<std::size_t>(i);
         error = std::current_exception();
       }
-    }
-  }
-  if (error) std::rethrow_exception(error);
-}
-
-// parallel_for for a compute phase: indices handed out one at a time, but each thread
-// claims its next index before running the current one and calls prefetch(next) first,
-// so that tile's operands stream in from memory while this one computes (tile memory is
-// ~1 GB: every operand is cold). The first exception (lowest index) is rethrown.
-template <typename P, typename F>
-void parallel_for_prefetch(std::size_t n, P&& prefetch, F&& body) {
-  std::exception_ptr error;
-  std::size_t error_index = SIZE_MAX;
-  std::mutex lock;
-  std::atomic<std::size_t> counter{0};
-#pragma omp parallel if (n > 1)
-  {
-    std::size_t i = counter.fetch_add(1, std::memory_order_relaxed);
-    while (i < n) {
-      const std::size_t next = counter.fetch_add(1, std::memory_order_relaxed);
-      if (next < n) prefetch(next);
-      try {
-        body(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> g(lock);
-        if (i < error_index) error_index = i, error = std::current_exception();
-      }
-      i = next;
     }
   }
   if (error) std::rethrow_exception(error);
@@ -272,12 +243,7 @@ void Device::execute_step(std::uint32_t step, std::uint32_t iteration) {
 void Device::compute_phase(std::uint32_t step, std::uint32_t iteration) {
   const auto& s = pkg_.program.steps[step];
   const auto& groups = tile_calls_[step];
-  parallel_for_prefetch(groups.size(), [&](std::size_t g) {
-    for (std::uint32_t i : groups[g]) prefetch_call(pkg_.machine, pkg_.program, sram_.tile(s.compute[i].tile), s.compute[i], iteration);
-  }, [&](std::size_t g) {
-    struct Flush {  // hints left over (also after an error) are issued, not carried on
-      ~Flush() { prefetch_flush(); }
-    } flush;
+  parallel_for(groups.size(), [&](std::size_t g) {
     for (std::uint32_t i : groups[g]) {
       const auto& call = s.compute[i];
       execute_call(pkg_.machine, pkg_.program, sram_.tile(call.tile), call, step, iteration);
@@ -336,13 +302,7 @@ void Device::fused_phase(std::uint32_t producer, std::uint32_t producer_iteratio
   auto run_group = [&](std::int32_t g) {
     for (std::uint32_t i : groups[g]) execute_call(pkg_.machine, pkg_.program, sram_.tile(s.compute[i].tile), s.compute[i], step, iteration);
   };
-  parallel_for_prefetch(f.tiles.size(), [&](std::size_t j) {
-    if (f.group[j] >= 0 && !f.deferred[j])
-      for (std::uint32_t i : groups[f.group[j]]) prefetch_call(pkg_.machine, pkg_.program, sram_.tile(s.compute[i].tile), s.compute[i], iteration);
-  }, [&](std::size_t j) {
-    struct Flush {
-      ~Flush() { prefetch_flush(); }
-    } flush;
+  parallel_for(f.tiles.size(), [&](std::size_t j) {
     copies.run_tile(base, f.tiles[j], producer_iteration);
     if (f.group[j] >= 0 && !f.deferred[j]) run_group(f.group[j]);
   });

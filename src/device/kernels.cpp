@@ -48,41 +48,7 @@ bool in_place_or_apart(const std::uint8_t* out, const std::uint8_t* in, std::siz
 const std::uint16_t* u16(const std::uint8_t* p) { return reinterpret_cast<const std::uint16_t*>(p); }
 std::uint16_t* u16(std::uint8_t* p) { return reinterpret_cast<std::uint16_t*>(p); }
 
-// The lines queued by prefetch_call, issued a slice at a time by the running kernel.
-struct PendingPrefetch {
-  std::vector<std::pair<const std::uint8_t*, const std::uint8_t*>> ranges;  // 64 B aligned begin, end
-  std::size_t next = 0, lines = 0;
-  // Issues about `count` lines (at least those of one range).
-  void issue(std::size_t count) {
-    while (next < ranges.size() && count > 0) {
-      auto& [a, end] = ranges[next];
-      for (; a < end && count > 0; a += 64, --count, --lines) _mm_prefetch(reinterpret_cast<const char*>(a), _MM_HINT_T1);
-      if (a >= end) ++next;
-    }
-    if (next == ranges.size()) ranges.clear(), next = 0, lines = 0;
-  }
-};
-thread_local PendingPrefetch pending;
-
 }  // namespace
-
-void prefetch_call(const target::MachineDescription& m, const compiler::CompiledProgram& p, std::span<std::uint8_t> sram,
-                   const compiler::KernelCall& call, std::uint32_t iteration) {
-  std::size_t budget = 256 * 1024;  // about a quarter of L2: enough for the largest calls
-  for (const compiler::Operand& o : call.operands) {
-    if (o.allocation >= p.allocations.size()) continue;
-    const std::uint64_t address =
-        std::uint64_t(p.allocations[o.allocation].address) + o.offset + std::uint64_t(o.layer_stride) * iteration;
-    if (address < m.sram_base || address - m.sram_base >= sram.size()) continue;
-    const std::size_t begin = (address - m.sram_base) & ~std::size_t(63);
-    const std::size_t end = std::min<std::size_t>(sram.size(), begin + std::min<std::size_t>(o.bytes + 63, budget));
-    budget -= end - begin;
-    pending.ranges.emplace_back(sram.data() + begin, sram.data() + end);
-    pending.lines += (end - begin + 63) / 64;
-  }
-}
-
-void prefetch_flush() { pending.issue(SIZE_MAX); }
 
 void execute_call(const target::MachineDescription& m, const compiler::CompiledProgram& p,
                   std::span<std::uint8_t> sram, const compiler::KernelCall& call, std::uint32_t step,
@@ -145,10 +111,6 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
         if (codes) g.a_codes = a_bytes + r0 * inner, g.a_table = table;
         numerics::device_gemm(g);
         store_f16(c_bytes + r0 * cols * 2, c.data(), n * cols);
-        // The next tile's operands, spread over this GEMM's row blocks so their memory
-        // traffic overlaps the arithmetic instead of stalling on a burst of misses.
-        const std::size_t blocks_left = (rows - r0 - n + block - 1) / block + 1;
-        pending.issue((pending.lines + blocks_left - 1) / blocks_left);
       }
       return;
     }

@@ -15,11 +15,4 @@ void execute_call(const target::MachineDescription& machine, const compiler::Com
                   std::span<std::uint8_t> sram, const compiler::KernelCall& call, std::uint32_t step,
                   std::uint32_t iteration);
 
-// Queues prefetch hints for a call's operand bytes (those inside the tile's SRAM), which
-// the next GEMM on this thread issues a slice per row block, and prefetch_flush issues
-// the rest. Hints read nothing: no checks needed, no effect on results.
-void prefetch_call(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
-                   std::span<std::uint8_t> sram, const compiler::KernelCall& call, std::uint32_t iteration);
-void prefetch_flush();
-
 }  // namespace tilevit::device
