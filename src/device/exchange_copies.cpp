@@ -9,7 +9,7 @@ namespace tilevit::device {
 namespace {
 
 constexpr std::uint64_t kChunkBytes = 16 * 1024;
-constexpr std::size_t kAhead = 12;  // copies whose sources are prefetched ahead (~1 KB, ~1 miss latency)
+constexpr std::size_t kAhead = 24;  // copies whose ends are prefetched ahead (~3 KB; 12 and 48 measured slower)
 
 #define TV_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,bmi2")))
 
