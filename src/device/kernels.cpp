@@ -44,6 +44,8 @@ bool overlaps(const std::uint8_t* a, std::size_t na, const std::uint8_t* b, std:
 bool in_place_or_apart(const std::uint8_t* out, const std::uint8_t* in, std::size_t bytes) {
   return out == in || !overlaps(out, bytes, in, bytes);
 }
+// Tile memory a kernel may use as floats in place (FP32 operands are 4 B aligned in practice).
+bool aligned_floats(const std::uint8_t* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(float) == 0; }
 // Tile memory holding binary16 values.
 const std::uint16_t* u16(const std::uint8_t* p) { return reinterpret_cast<const std::uint16_t*>(p); }
 std::uint16_t* u16(std::uint8_t* p) { return reinterpret_cast<std::uint16_t*>(p); }
@@ -200,28 +202,35 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::attention_scores: {
       const std::size_t rows = d[0], keys = d[1], hd = d[2];
-      const Buf q = buf(rows * hd), k = buf(keys * hd), s = buf(rows * keys), mx = buf(rows);
+      const Buf q = buf(rows * hd), k = buf(keys * hd), mx = buf(rows);
       load_f16(operand(0, q.size() * 2), q.data(), q.size());
       load_f16(operand(1, k.size() * 2), k.data(), k.size());
+      // The scores straight into tile memory when it holds aligned floats, else through a copy.
+      std::uint8_t* out = operand(2, rows * keys * 4);
+      float* s = aligned_floats(out) ? reinterpret_cast<float*>(out) : buf(rows * keys).data();
       numerics::device_attention_scores(q.data(), static_cast<int>(hd), k.data(), static_cast<int>(hd), static_cast<int>(rows),
-                                        static_cast<int>(keys), static_cast<int>(hd), call.param, s.data(), mx.data());
-      store_f32(operand(2, s.size() * 4), s.data(), s.size());
+                                        static_cast<int>(keys), static_cast<int>(hd), call.param, s, mx.data());
+      if (s != reinterpret_cast<float*>(out)) store_f32(out, s, rows * keys);
       store_f32(operand(3, rows * 4), mx.data(), rows);
       return;
     }
     case KernelKind::attention_values: {
       const std::size_t rows = d[0], keys = d[1], hd = d[2], blocks = d[3];
-      const Buf s = buf(rows * keys), maxima = buf(blocks * rows), v = buf(keys * hd), part = buf(rows * (hd + 1)),
-                row_max = buf(rows);
+      const Buf p = buf(rows * keys), maxima = buf(blocks * rows), v = buf(keys * hd), row_max = buf(rows);
       std::fill(row_max.data(), row_max.data() + rows, -INFINITY);
-      load_f32(operand(0, s.size() * 4), s.data(), s.size());
+      // The scores read straight from tile memory when they are aligned floats, else from a copy.
+      const std::uint8_t* in = operand(0, p.size() * 4);
+      const float* s = reinterpret_cast<const float*>(in);
+      if (!aligned_floats(in)) load_f32(in, p.data(), p.size()), s = p.data();
       load_f32(operand(1, maxima.size() * 4), maxima.data(), maxima.size());
       load_f16(operand(2, v.size() * 2), v.data(), v.size());
       for (std::size_t b = 0; b < blocks; ++b)
         for (std::size_t i = 0; i < rows; ++i) row_max[i] = std::max(row_max[i], maxima[b * rows + i]);
-      numerics::device_attention_values(s.data(), row_max.data(), static_cast<int>(rows), static_cast<int>(keys), v.data(),
-                                        static_cast<int>(hd), static_cast<int>(hd), part.data());
-      store_f32(operand(3, part.size() * 4), part.data(), part.size());
+      std::uint8_t* out = operand(3, rows * (hd + 1) * 4);  // likewise the partials
+      float* part = aligned_floats(out) ? reinterpret_cast<float*>(out) : buf(rows * (hd + 1)).data();
+      numerics::device_attention_values(s, p.data(), row_max.data(), static_cast<int>(rows), static_cast<int>(keys), v.data(),
+                                        static_cast<int>(hd), static_cast<int>(hd), part);
+      if (part != reinterpret_cast<float*>(out)) store_f32(out, part, rows * (hd + 1));
       return;
     }
     case KernelKind::attention_combine: {

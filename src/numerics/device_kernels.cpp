@@ -235,19 +235,26 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
   st.resize(static_cast<std::size_t>(keys) * queries);
   transpose(q, ldq, queries, head_dim, qt.data(), queries);
   device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt.data(), queries, st.data(), queries, 0, false});
-  for (float& x : st) x = x * scale;
-  // Per query m = -inf, then m = s_j > m ? s_j : m for keys j ascending (the order matters
-  // only for signed zeros and NaN); _mm256_max_ps(x, m) is exactly x > m ? x : m.
+  // Scaled in place and each query's maximum taken in the same pass: per query m = -inf,
+  // then m = s_j > m ? s_j : m for keys j ascending (the order matters only for signed
+  // zeros and NaN); _mm256_max_ps(x, m) is exactly x > m ? x : m.
+  const __m256 scale8 = _mm256_set1_ps(scale);
   int i = 0;
   for (; i + 8 <= queries; i += 8) {
     __m256 m = _mm256_set1_ps(-INFINITY);
-    for (int j = 0; j < keys; ++j) m = _mm256_max_ps(_mm256_loadu_ps(st.data() + static_cast<std::size_t>(j) * queries + i), m);
+    for (int j = 0; j < keys; ++j) {
+      float* p = st.data() + static_cast<std::size_t>(j) * queries + i;
+      const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(p), scale8);
+      _mm256_storeu_ps(p, x);
+      m = _mm256_max_ps(x, m);
+    }
     _mm256_storeu_ps(row_max + i, m);
   }
   for (; i < queries; ++i) {
     float m = -INFINITY;
     for (int j = 0; j < keys; ++j) {
-      const float x = st[static_cast<std::size_t>(j) * queries + i];
+      float& x = st[static_cast<std::size_t>(j) * queries + i];
+      x = x * scale;
       m = x > m ? x : m;
     }
     row_max[i] = m;
@@ -255,17 +262,17 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
   transpose(st.data(), queries, keys, queries, scores, keys);
 }
 
-void device_attention_values(float* scores, const float* row_max, int queries, int keys, const float* v, int ldv,
-                             int head_dim, float* partial) {
+void device_attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys,
+                             const float* v, int ldv, int head_dim, float* partial) {
   const int width = head_dim + 1;
   for (int i = 0; i < queries; ++i)
-    device_exp_array(scores + static_cast<std::size_t>(i) * keys, row_max[i], scores + static_cast<std::size_t>(i) * keys,
+    device_exp_array(scores + static_cast<std::size_t>(i) * keys, row_max[i], probabilities + static_cast<std::size_t>(i) * keys,
                      static_cast<std::size_t>(keys));
   // l = sum of the row's exponentials, sequential with keys ascending: 8 rows side by side
   // (lane r sums row r in the same order), so the adds' latency overlaps.
   int i = 0;
   for (; i + 8 <= queries; i += 8) {
-    const float* t = rows_by_key(scores + static_cast<std::size_t>(i) * keys, keys);
+    const float* t = rows_by_key(probabilities + static_cast<std::size_t>(i) * keys, keys);
     __m256 l = _mm256_setzero_ps();
     for (int j = 0; j < keys; ++j) l = _mm256_add_ps(l, _mm256_loadu_ps(t + 8 * j));
     alignas(32) float lanes[8];
@@ -273,13 +280,13 @@ void device_attention_values(float* scores, const float* row_max, int queries, i
     for (int r = 0; r < 8; ++r) partial[static_cast<std::size_t>(i + r) * width + head_dim] = lanes[r];
   }
   for (; i < queries; ++i) {
-    const float* row = scores + static_cast<std::size_t>(i) * keys;
+    const float* row = probabilities + static_cast<std::size_t>(i) * keys;
     float l = 0.0f;
     for (int j = 0; j < keys; ++j) l += row[j];  // sequential, keys ascending
     partial[static_cast<std::size_t>(i) * width + head_dim] = l;
   }
-  round_fp16(scores, static_cast<std::size_t>(queries) * keys);
-  device_gemm(DeviceGemm{queries, head_dim, keys, scores, keys, v, ldv, partial, width, 0, false});
+  round_fp16(probabilities, static_cast<std::size_t>(queries) * keys);
+  device_gemm(DeviceGemm{queries, head_dim, keys, probabilities, keys, v, ldv, partial, width, 0, false});
 }
 
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo) {

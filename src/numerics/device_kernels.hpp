@@ -67,9 +67,10 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
                              float scale, float* scores, float* row_max);
 // With the row maxima m over ALL key blocks: e = exp(s - m) (FP32), l_b = sum_j e (FP32,
 // j ascending), p = fp16(e), o_b[d] = sum_j p_j v[j][d] (FP32, j ascending). Writes
-// partial[i] = {o_b[0..head_dim), l_b}. `scores` is overwritten with p.
-void device_attention_values(float* scores, const float* row_max, int queries, int keys, const float* v, int ldv,
-                             int head_dim, float* partial);
+// partial[i] = {o_b[0..head_dim), l_b}. p goes to `probabilities` ([queries][keys]; may be
+// `scores` itself).
+void device_attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys,
+                             const float* v, int ldv, int head_dim, float* partial);
 // Combines the key blocks' partials [blocks][rows][head_dim + 1] in block order:
 // l = sum_b l_b, o = sum_b o_b (FP32), out = fp16(o / l).
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo);

@@ -153,8 +153,8 @@ void attention(const model::ViTConfig& c, int batch, int queries, const float* q
         for (int i = 0; i < queries; ++i) row_max[i] = std::max(row_max[i], maxima[static_cast<std::size_t>(kb) * queries + i]);
       for (int kb = 0; kb < blocks; ++kb) {
         const int j0 = kb * block, n = std::min(block, tokens - j0);
-        numerics::device_attention_values(scores.data() + static_cast<std::size_t>(j0) * queries, row_max.data(), queries,
-                                          n, vh + static_cast<std::size_t>(j0) * ldkv, ldkv, d,
+        float* block_scores = scores.data() + static_cast<std::size_t>(j0) * queries;
+        numerics::device_attention_values(block_scores, block_scores, row_max.data(), queries, n, vh + static_cast<std::size_t>(j0) * ldkv, ldkv, d,
                                           partials.data() + static_cast<std::size_t>(kb) * queries * (d + 1));
       }
       numerics::device_attention_combine(partials.data(), blocks, queries, d, out + b * out_image_stride + h * d, c.width);

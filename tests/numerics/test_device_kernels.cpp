@@ -297,8 +297,15 @@ TEST(DeviceKernels, AttentionScoresAndValuesMatchDefinition) {
       std::vector<float> s(queries * keys), m(queries);
       const float scale = 0.1178511f;
       device_attention_scores(q.data(), d, k.data(), d, queries, keys, d, scale, s.data(), m.data());
-      std::vector<float> p = s, part(queries * (d + 1));
-      device_attention_values(p.data(), m.data(), queries, keys, v.data(), d, d, part.data());
+      std::vector<float> p(s.size()), part(queries * (d + 1));
+      const auto scores = s;
+      device_attention_values(s.data(), p.data(), m.data(), queries, keys, v.data(), d, d, part.data());
+      ASSERT_EQ(s, scores);  // the scores are only read
+      // In place (probabilities over the scores) gives the same probabilities and partials.
+      std::vector<float> in_place = s, part2(part.size());
+      device_attention_values(in_place.data(), in_place.data(), m.data(), queries, keys, v.data(), d, d, part2.data());
+      ASSERT_EQ(in_place, p);
+      ASSERT_EQ(part2, part);
       for (int i = 0; i < queries; ++i) {
         float want_m = -INFINITY, l = 0.0f;
         for (int j = 0; j < keys; ++j) {
