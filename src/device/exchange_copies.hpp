@@ -4,8 +4,10 @@
 // slice sent to the tiles that need them); in program order the destinations jump all
 // over the ~1 GB of tile memory and every piece costs a cache miss on both sides. Sorted
 // by destination, each tile's incoming bytes are written in address order while the
-// sources (mostly the same few rows sent to many tiles) stay in cache; a big phase also
-// writes whole lines with streaming stores, so lines it overwrites are not read first.
+// sources (mostly the same few rows sent to many tiles) stay in cache. The device runs
+// each tile's copies just before that tile's next kernels (run_tile, plain stores: the
+// kernels then read them from cache); a phase run on its own in chunks (run_chunk) writes
+// whole lines with streaming stores if big, so lines it overwrites are not read first.
 // The verifier guarantees that no copy of a phase writes what another one reads or
 // writes, so any order gives the same bytes.
 #include <cstddef>
