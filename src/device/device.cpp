@@ -146,8 +146,7 @@ void Device::resolve_copies(Exchange& ex) const {
                             static_cast<std::uint32_t>(t.source_tile * size + t.source_offset), t.bytes, t.source_stride});
     }
   }
-  ex.copies = ExchangeCopies(std::move(copies));
-  ex.copies.index_tiles(size, pkg_.machine.tiles);
+  ex.copies = ExchangeCopies(std::move(copies), size, pkg_.machine.tiles);
   ex.last_valid_iteration = static_cast<std::uint32_t>(last);
   ex.resolved = true;
 }

@@ -93,7 +93,9 @@ void run_copies(std::uint8_t* base, const Copy* copies, std::size_t n, std::uint
                 copies[i].bytes);
 }
 
-ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t streaming_bytes) : copies_(std::move(copies)) {
+ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_bytes, std::uint32_t tiles,
+                               std::uint64_t streaming_bytes)
+    : copies_(std::move(copies)) {
   std::sort(copies_.begin(), copies_.end(), [](const Copy& a, const Copy& b) { return a.destination < b.destination; });
   std::size_t n = 0;
   for (const Copy& c : copies_) {
@@ -115,16 +117,12 @@ ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t streaming
   }
   if (!chunk_begin_.empty()) chunk_begin_.push_back(static_cast<std::uint32_t>(copies_.size()));
   streaming_ = bytes > streaming_bytes;
-}
-
-void ExchangeCopies::index_tiles(std::uint64_t tile_bytes, std::uint32_t tiles) {
-  tile_first_.assign(std::size_t(tiles) + 1, 0);
+  tile_first_.assign(std::size_t(tiles) + 1, static_cast<std::uint32_t>(copies_.size()));
   std::size_t i = 0;
-  for (std::uint32_t t = 0; t <= tiles; ++t) {
+  for (std::uint32_t t = 0; t < tiles; ++t) {
     while (i < copies_.size() && copies_[i].destination / tile_bytes < t) ++i;
     tile_first_[t] = static_cast<std::uint32_t>(i);
   }
-  tile_first_[tiles] = static_cast<std::uint32_t>(copies_.size());
 }
 
 void ExchangeCopies::run_tile(std::uint8_t* base, std::uint32_t tile, std::uint32_t iteration) const {

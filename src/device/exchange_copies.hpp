@@ -28,18 +28,17 @@ class ExchangeCopies {
   static constexpr std::uint64_t kStreamingBytes = 16u << 20;
 
   ExchangeCopies() = default;
-  // `copies` in any order; sorted by destination, merged where both sides continue, and
-  // cut into chunks of about 16 KiB for the threads.
-  explicit ExchangeCopies(std::vector<Copy> copies, std::uint64_t streaming_bytes = kStreamingBytes);
+  // `copies` in any order, into a memory of `tiles` tiles of `tile_bytes` each; sorted by
+  // destination, merged where both sides continue, indexed by destination tile and cut
+  // into chunks of about 16 KiB for the threads.
+  ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_bytes, std::uint32_t tiles,
+                 std::uint64_t streaming_bytes = kStreamingBytes);
 
   std::size_t chunks() const { return chunk_begin_.empty() ? 0 : chunk_begin_.size() - 1; }
   // Runs chunk c (chunks are disjoint: any order, any thread) of iteration `iteration`
   // on the tile memory at `base`. Offsets are not checked here: the caller checked them.
   void run_chunk(std::uint8_t* base, std::size_t c, std::uint32_t iteration) const;
 
-  // Per destination tile (tile memory of `tile_bytes` each): the copies into tile t are
-  // copies()[tile_first(t), tile_first(t + 1)). Built by index_tiles.
-  void index_tiles(std::uint64_t tile_bytes, std::uint32_t tiles);
   bool receives(std::uint32_t tile) const { return tile + 1 < tile_first_.size() && tile_first_[tile + 1] > tile_first_[tile]; }
   // Runs the copies into one tile with plain stores (their lines stay in cache for the
   // tile's next kernels).
@@ -52,7 +51,7 @@ class ExchangeCopies {
   std::vector<Copy> copies_;                // by destination
   std::vector<std::uint32_t> chunk_begin_;  // chunk c = copies_[chunk_begin_[c], chunk_begin_[c + 1])
   bool streaming_ = false;
-  std::vector<std::uint32_t> tile_first_;
+  std::vector<std::uint32_t> tile_first_;  // copies into tile t = copies_[tile_first_[t], tile_first_[t + 1])
 };
 
 // Runs `copies` in order (exposed for tests): with streaming stores if `streaming` and

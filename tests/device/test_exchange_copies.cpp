@@ -77,7 +77,7 @@ TEST(ExchangeCopies, SortedMergedAndChunkedCopiesWriteTheProgramOrderBytes) {
         std::memcpy(want.data() + c.destination, want.data() + c.source + std::size_t(c.source_stride) * iteration, c.bytes);
       auto shuffled = copies;
       std::shuffle(shuffled.begin(), shuffled.end(), rng);
-      const ExchangeCopies plan(shuffled, streaming ? 0 : UINT64_MAX);
+      const ExchangeCopies plan(shuffled, kMemory, 1, streaming ? 0 : UINT64_MAX);
       EXPECT_EQ(plan.streaming(), streaming);
       EXPECT_LT(plan.copies().size(), copies.size());  // contiguous pieces merged
       EXPECT_GT(plan.chunks(), 10u);
@@ -118,8 +118,7 @@ TEST(ExchangeCopies, CopiesRunPerDestinationTileInAnyTileOrderWriteTheProgramOrd
     std::memcpy(want.data() + c.destination, want.data() + c.source + std::size_t(c.source_stride) * 2, c.bytes);
   auto shuffled = copies;
   std::shuffle(shuffled.begin(), shuffled.end(), rng);
-  ExchangeCopies plan(shuffled);
-  plan.index_tiles(kTileBytes, 16);
+  const ExchangeCopies plan(shuffled, kTileBytes, 16);
   for (std::uint32_t t = 0; t < 16; ++t) EXPECT_EQ(plan.receives(t), t >= 8) << "tile " << t;
   EXPECT_FALSE(plan.receives(16));
   for (std::uint32_t t : {13u, 8u, 15u, 3u, 9u, 14u, 10u, 12u, 11u}) plan.run_tile(got.data(), t, 2);
