@@ -67,14 +67,6 @@ void transpose(const float* in, int ldi, int rows, int cols, float* out, int ldo
     for (int e = j < rows8 ? cols8 : 0; e < cols; ++e) *at(out, ldo, e, j) = *at(in, ldi, j, e);
 }
 
-// 8 rows of `keys` values as keys x 8 (per-thread buffer), for row-parallel scans.
-const float* rows_by_key(const float* rows, int keys) {
-  thread_local std::vector<float> t;
-  t.resize(static_cast<std::size_t>(keys) * 8);
-  transpose(rows, keys, 8, keys, t.data(), 8);
-  return t.data();
-}
-
 // exp8 and tanh8 on 16 lanes (AVX-512): the same operations, so every lane equals the
 // scalar result (blends are mask moves).
 #define TV_AVX512F __attribute__((target("avx512f")))
@@ -105,6 +97,13 @@ TV_AVX512F std::size_t exp_array_512(const float* x, float subtract, float* out,
   const __m512 s = _mm512_set1_ps(subtract);
   std::size_t i = 0;
   for (; i + 16 <= count; i += 16) _mm512_storeu_ps(out + i, exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s)));
+  // The tail as masked lanes (each lane the same operations; lanes beyond are neither read
+  // nor written): as scalar calls it cost a tenth of attention_values.
+  if (i < count) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (count - i)) - 1);
+    _mm512_mask_storeu_ps(out + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s)));
+    i = count;
+  }
   return i;
 }
 
@@ -269,15 +268,19 @@ void device_attention_values(const float* scores, float* probabilities, const fl
     device_exp_array(scores + static_cast<std::size_t>(i) * keys, row_max[i], probabilities + static_cast<std::size_t>(i) * keys,
                      static_cast<std::size_t>(keys));
   // l = sum of the row's exponentials, sequential with keys ascending: 8 rows side by side
-  // (lane r sums row r in the same order), so the adds' latency overlaps.
+  // in scalar registers (each its own chain, in order), so the adds' latency overlaps;
+  // cheaper than transposing the rows for vector adds.
   int i = 0;
   for (; i + 8 <= queries; i += 8) {
-    const float* t = rows_by_key(probabilities + static_cast<std::size_t>(i) * keys, keys);
-    __m256 l = _mm256_setzero_ps();
-    for (int j = 0; j < keys; ++j) l = _mm256_add_ps(l, _mm256_loadu_ps(t + 8 * j));
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, l);
-    for (int r = 0; r < 8; ++r) partial[static_cast<std::size_t>(i + r) * width + head_dim] = lanes[r];
+    const float* e = probabilities + static_cast<std::size_t>(i) * keys;
+    const std::size_t n = static_cast<std::size_t>(keys);
+    float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f, l4 = 0.0f, l5 = 0.0f, l6 = 0.0f, l7 = 0.0f;
+    for (std::size_t j = 0; j < n; ++j) {
+      l0 += e[j], l1 += e[n + j], l2 += e[2 * n + j], l3 += e[3 * n + j];
+      l4 += e[4 * n + j], l5 += e[5 * n + j], l6 += e[6 * n + j], l7 += e[7 * n + j];
+    }
+    const float l[8] = {l0, l1, l2, l3, l4, l5, l6, l7};
+    for (int r = 0; r < 8; ++r) partial[static_cast<std::size_t>(i + r) * width + head_dim] = l[r];
   }
   for (; i < queries; ++i) {
     const float* row = probabilities + static_cast<std::size_t>(i) * keys;
