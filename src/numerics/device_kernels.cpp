@@ -293,17 +293,26 @@ void device_attention_values(const float* scores, float* probabilities, const fl
 }
 
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo) {
+  // Per element the same adds in block order as written out (o = 0, o = o + o_b, ...),
+  // 8 elements side by side; then o / l rounded to FP16.
   const int width = head_dim + 1;
   thread_local std::vector<float> o;
   o.resize(static_cast<std::size_t>(head_dim));
   for (int i = 0; i < rows; ++i) {
-    std::fill(o.begin(), o.end(), 0.0f);
-    float l = 0.0f;
-    for (int b = 0; b < blocks; ++b) {
-      const float* part = partials + (static_cast<std::size_t>(b) * rows + i) * width;
-      for (int d = 0; d < head_dim; ++d) o[d] = o[d] + part[d];
-      l = l + part[head_dim];
+    int d = 0;
+    for (; d + 8 <= head_dim; d += 8) {
+      __m256 t = _mm256_setzero_ps();
+      for (int b = 0; b < blocks; ++b)
+        t = _mm256_add_ps(t, _mm256_loadu_ps(partials + (static_cast<std::size_t>(b) * rows + i) * width + d));
+      _mm256_storeu_ps(o.data() + d, t);
     }
+    for (; d < head_dim; ++d) {
+      float t = 0.0f;
+      for (int b = 0; b < blocks; ++b) t = t + partials[(static_cast<std::size_t>(b) * rows + i) * width + d];
+      o[d] = t;
+    }
+    float l = 0.0f;
+    for (int b = 0; b < blocks; ++b) l = l + partials[(static_cast<std::size_t>(b) * rows + i) * width + head_dim];
     device_normalise_row(o.data(), l, out + static_cast<std::size_t>(i) * ldo, head_dim);
   }
 }
@@ -322,7 +331,9 @@ float device_softmax_row(float* s, int keys, float scale) {
 }
 
 void device_normalise_row(const float* o, float l, float* out, int count) {
-  for (int d = 0; d < count; ++d) out[d] = o[d] / l;
+  int d = 0;
+  for (const __m256 l8 = _mm256_set1_ps(l); d + 8 <= count; d += 8) _mm256_storeu_ps(out + d, _mm256_div_ps(_mm256_loadu_ps(o + d), l8));
+  for (; d < count; ++d) out[d] = o[d] / l;
   round_fp16(out, static_cast<std::size_t>(count));
 }
 

@@ -306,6 +306,11 @@ TEST(DeviceKernels, AttentionScoresAndValuesMatchDefinition) {
       device_attention_values(in_place.data(), in_place.data(), m.data(), queries, keys, v.data(), d, d, part2.data());
       ASSERT_EQ(in_place, p);
       ASSERT_EQ(part2, part);
+      // V with padded rows (the device model pads head dim 72 to 80) gives the same partials.
+      std::vector<float> v_padded(keys * 80, NAN), part3(part.size());
+      for (int j = 0; j < keys; ++j) std::copy(v.begin() + j * d, v.begin() + (j + 1) * d, v_padded.begin() + j * 80);
+      device_attention_values(s.data(), p.data(), m.data(), queries, keys, v_padded.data(), 80, d, part3.data());
+      ASSERT_EQ(part3, part);
       for (int i = 0; i < queries; ++i) {
         float want_m = -INFINITY, l = 0.0f;
         for (int j = 0; j < keys; ++j) {
@@ -322,6 +327,40 @@ TEST(DeviceKernels, AttentionScoresAndValuesMatchDefinition) {
           ASSERT_EQ(p[i * keys + j], round_fp16(e)) << i << " " << j;
         }
         ASSERT_EQ(part[i * (d + 1) + d], l) << queries << " x " << keys << " row " << i;
+      }
+    }
+  }
+}
+
+// The key blocks' partials combined as written out: o = 0, o = o + o_b and l = 0,
+// l = l + l_b in block order, then fp16(o / l); head dims with and without an 8-lane tail,
+// signed zeros and an infinite partial included.
+TEST(DeviceKernels, AttentionCombineMatchesDefinition) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int d : {72, 13, 8, 3}) {
+    for (int blocks : {1, 2, 4}) {
+      const int rows = 5, width = d + 1;
+      std::vector<float> parts(static_cast<std::size_t>(blocks) * rows * width);
+      for (auto& x : parts) x = dist(rng);
+      parts[0] = -0.0f, parts[1] = INFINITY;
+      for (int b = 0; b < blocks; ++b) parts[(static_cast<std::size_t>(b) * rows + 1) * width + d] = 0.5f + b;  // l > 0
+      std::vector<float> out(rows * d);
+      device_attention_combine(parts.data(), blocks, rows, d, out.data(), d);
+      for (int i = 0; i < rows; ++i) {
+        float l = 0.0f;
+        for (int b = 0; b < blocks; ++b) l = l + parts[(static_cast<std::size_t>(b) * rows + i) * width + d];
+        for (int e = 0; e < d; ++e) {
+          float o = 0.0f;
+          for (int b = 0; b < blocks; ++b) o = o + parts[(static_cast<std::size_t>(b) * rows + i) * width + e];
+          const float want = round_fp16(o / l);
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(out[i * d + e]));
+            continue;
+          }
+          ASSERT_EQ(std::signbit(out[i * d + e]), std::signbit(want));
+          ASSERT_EQ(out[i * d + e], want) << d << " " << blocks << " " << i << " " << e;
+        }
       }
     }
   }
