@@ -46,12 +46,12 @@ bool in_place_or_apart(const std::uint8_t* out, const std::uint8_t* in, std::siz
 }
 // Tile memory a kernel may use as floats in place (FP32 operands are 4 B aligned in practice).
 bool aligned_floats(const std::uint8_t* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(float) == 0; }
-// The lines of [p, p + bytes) fetched for writing ahead of the stores (tile memory is cold:
-// a store miss otherwise waits for the line to be read first).
+// The lines of [p, p + bytes) prefetched ahead of the stores that will overwrite them (tile
+// memory is cold: a store miss otherwise waits for its line to be read first).
 void prefetch_for_writing(std::uint8_t* p, std::size_t bytes) {
   const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(p) + bytes;
   for (std::uintptr_t line = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(63); line < end; line += 64)
-    _m_prefetchw(reinterpret_cast<void*>(line));
+    _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
 }
 // Tile memory holding binary16 values.
 const std::uint16_t* u16(const std::uint8_t* p) { return reinterpret_cast<const std::uint16_t*>(p); }
