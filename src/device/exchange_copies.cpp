@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "device/prefetch.hpp"
+
 namespace tilevit::device {
 namespace {
 
@@ -22,15 +24,9 @@ TV_AVX512 inline void copy_bytes_512(std::uint8_t* dst, const std::uint8_t* src,
   }
 }
 
-// Every line a copy writes, prefetched (a read prefetch: an unshared line arrives
-// exclusive, so the store does not wait for it): 4% per layer faster than the first line
-// only, for copies of a few lines (the qkv and fc1 operands, the partial sums). PREFETCHW
-// instead measured the same (+1%, within the A/A noise of ~2%).
-TV_AVX512 inline void prefetch_destination(std::uint8_t* base, const Copy& y) {
-  const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(base) + y.destination) & ~std::uintptr_t(63);
-  const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(base) + y.destination + y.bytes;
-  for (std::uintptr_t line = first; line < end; line += 64) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
-}
+// Every line a copy writes, prefetched: 4% per layer faster than the first line only, for
+// copies of a few lines (the qkv and fc1 operands, the partial sums).
+TV_AVX512 inline void prefetch_destination(std::uint8_t* base, const Copy& y) { prefetch_lines(base + y.destination, y.bytes); }
 
 // Plain stores, inline (a call into memcpy per ~100 B piece costs as much as the copy),
 // with the sources (first and last byte) and destinations (every line) of the copies

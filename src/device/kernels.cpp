@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 
+#include "device/prefetch.hpp"
 #include "numerics/device_kernels.hpp"
 
 namespace tilevit::device {
@@ -46,13 +47,6 @@ bool in_place_or_apart(const std::uint8_t* out, const std::uint8_t* in, std::siz
 }
 // Tile memory a kernel may use as floats in place (FP32 operands are 4 B aligned in practice).
 bool aligned_floats(const std::uint8_t* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(float) == 0; }
-// The lines of [p, p + bytes) prefetched ahead of the stores that will overwrite them (tile
-// memory is cold: a store miss otherwise waits for its line to be read first).
-void prefetch_for_writing(std::uint8_t* p, std::size_t bytes) {
-  const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(p) + bytes;
-  for (std::uintptr_t line = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t(63); line < end; line += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
-}
 // Tile memory holding binary16 values.
 const std::uint16_t* u16(const std::uint8_t* p) { return reinterpret_cast<const std::uint16_t*>(p); }
 std::uint16_t* u16(std::uint8_t* p) { return reinterpret_cast<std::uint16_t*>(p); }
@@ -118,7 +112,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
                                a.data(), static_cast<int>(inner), b.data(), static_cast<int>(cols),
                                c.data(), static_cast<int>(cols), fp8 ? 32 : 0, true};
         if (codes) g.a_codes = a_bytes + r0 * inner, g.a_table = table;
-        prefetch_for_writing(c_bytes + r0 * cols * 2, n * cols * 2);  // the RFOs overlap the FMAs
+        prefetch_lines(c_bytes + r0 * cols * 2, n * cols * 2);  // the line reads overlap the FMAs
         numerics::device_gemm(g);
         store_f16(c_bytes + r0 * cols * 2, c.data(), n * cols);
       }
