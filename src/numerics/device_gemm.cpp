@@ -35,7 +35,7 @@ struct Span {
 };
 
 // ---------------------------------------------------------------- AVX-512
-#define TV_AVX512 __attribute__((target("avx512f,avx512vl,f16c,fma")))
+#define TV_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,f16c,fma")))
 // The register tiles only stay in registers if their loops are unrolled completely.
 #define TV_UNROLL _Pragma("GCC unroll 16")
 
@@ -77,6 +77,8 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
   const std::size_t a0 = static_cast<std::size_t>(row) * g.lda;
   const std::size_t lda = static_cast<std::size_t>(g.lda), ldb = static_cast<std::size_t>(g.ldb);
   const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
+  // Binary16 output: the conversion that stores is the last panel's rounding.
+  const bool bits = s.last && g.c_fp16;
   for (int k0 = s.k0; k0 < s.k1; k0 += step) {
     const int k1 = std::min(s.k1, k0 + step);
     for (int k = k0; k < k1; ++k) {
@@ -91,7 +93,21 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
         for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(av, b[c], acc[r][c]);
       }
     }
-    if (g.panel > 0) round_all_512<R, C>(acc);
+    if (g.panel > 0 && !(bits && k1 == s.k1)) round_all_512<R, C>(acc);
+  }
+  if (bits) {
+    TV_UNROLL
+    for (int r = 0; r < R; ++r)
+      TV_UNROLL
+      for (int c = 0; c < C; ++c) {
+        std::uint16_t* p = g.c_fp16 + static_cast<std::size_t>(row + r) * g.ldc_fp16 + col + 16 * c;
+        const __m256i h = _mm512_cvtps_ph(acc[r][c], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if constexpr (kMasked)
+          _mm256_mask_storeu_epi16(p, c + 1 == C ? last : __mmask16(0xFFFF), h);
+        else
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
+      }
+    return;
   }
   if (s.last && g.round_output) round_all_512<R, C>(acc);
   TV_UNROLL
@@ -166,6 +182,7 @@ void tile_256(const DeviceGemm& g, int row, int col, const Span& s) {
   const std::size_t a0 = static_cast<std::size_t>(row) * g.lda;
   const std::size_t lda = static_cast<std::size_t>(g.lda), ldb = static_cast<std::size_t>(g.ldb);
   const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
+  const bool bits = s.last && g.c_fp16;
   for (int k0 = s.k0; k0 < s.k1; k0 += step) {
     const int k1 = std::min(s.k1, k0 + step);
     for (int k = k0; k < k1; ++k) {
@@ -180,7 +197,16 @@ void tile_256(const DeviceGemm& g, int row, int col, const Span& s) {
         for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(av, b[c], acc[r][c]);
       }
     }
-    if (g.panel > 0) round_all_256<R, C>(acc);
+    if (g.panel > 0 && !(bits && k1 == s.k1)) round_all_256<R, C>(acc);
+  }
+  if (bits) {
+    TV_UNROLL
+    for (int r = 0; r < R; ++r)
+      TV_UNROLL
+      for (int c = 0; c < C; ++c)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(g.c_fp16 + static_cast<std::size_t>(row + r) * g.ldc_fp16 + col + 8 * c),
+                         _mm256_cvtps_ph(acc[r][c], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return;
   }
   if (s.last && g.round_output) round_all_256<R, C>(acc);
   TV_UNROLL
@@ -201,6 +227,10 @@ void scalar_element(const DeviceGemm& g, int row, int col, const Span& s) {
       t = std::fma(g.a_codes ? a_value<true>(g, ai) : a_value<false>(g, ai), g.b[static_cast<std::size_t>(k) * g.ldb + col], t);
     }
     if (g.panel > 0) t = round_fp16(t);
+  }
+  if (s.last && g.c_fp16) {
+    g.c_fp16[static_cast<std::size_t>(row) * g.ldc_fp16 + col] = fp16_bits(t);
+    return;
   }
   if (s.last && g.round_output) t = round_fp16(t);
   out = t;
@@ -235,7 +265,8 @@ void strip_scalar(const DeviceGemm& g, int col, int width, const Span& s) {
 }
 
 bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  static const bool yes =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
   return yes;
 }
 

@@ -31,6 +31,12 @@ struct DeviceGemm {
   // the device model reads A this way straight from tile memory instead of decoding it.
   const std::uint8_t* a_codes = nullptr;
   const float* a_table = nullptr;
+  // If set, the result is written as binary16 bits (fp16 of the value: rounded to FP16 as
+  // if `round_output`) to c_fp16[r * ldc_fp16 + c] instead of floats to `c`, straight from
+  // the registers. `c` must still be set: it parks the FP32 accumulators between chunks
+  // of a long inner extent (the device model's GEMMs are one chunk and never touch it).
+  std::uint16_t* c_fp16 = nullptr;
+  int ldc_fp16 = 0;
 };
 
 // Runs in parallel over column strips (OpenMP) unless called inside a parallel region.

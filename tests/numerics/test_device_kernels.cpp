@@ -165,6 +165,44 @@ TEST(DeviceGemm, CodesThroughTheTableEqualDecodedA) {
   }
 }
 
+// Binary16 output straight from the registers (c_fp16) gives the bits of the float result
+// rounded to FP16, on every path, register-tile shape, tail, chunked inner extent (> 384),
+// with and without panels, A as floats or as codes (NaN included); the gap of a wider
+// ldc_fp16 is untouched.
+TEST(DeviceGemm, Fp16OutputEqualsRoundedFloatOutput) {
+  std::mt19937 rng(6);
+  const auto table = fp8_decode_table(Fp8Format::F143, -2);
+  for (auto [m, n, k] : {std::tuple{27, 64, 160}, {19, 48, 288}, {13, 33, 72}, {7, 183, 72}, {17, 72, 183}, {3, 17, 700},
+                         {12, 1, 5}, {25, 130, 40}, {11, 65, 33}}) {
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(m) * k);
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>(i < 256 ? i : rng());
+    std::vector<float> a(codes.size());
+    fp8_decode(codes.data(), a.data(), a.size(), Fp8Format::F143, -2);
+    const auto b = random_fp8(static_cast<std::size_t>(k) * n, rng, -1);
+    for (auto path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar}) {
+      force_gemm_path(path);
+      for (int panel : {0, 32})
+        for (bool as_codes : {false, true}) {
+          std::vector<float> want(static_cast<std::size_t>(m) * n), scratch(want.size());
+          DeviceGemm g{m, n, k, a.data(), k, b.data(), n, want.data(), n, panel, true};
+          if (as_codes) g.a_codes = codes.data(), g.a_table = table.data();
+          device_gemm(g);
+          std::vector<std::uint16_t> want_bits(want.size()), got(static_cast<std::size_t>(m) * (n + 2), 0xABCD);
+          to_fp16_bits(want.data(), want_bits.data(), want.size());
+          g.c = scratch.data(), g.c_fp16 = got.data(), g.ldc_fp16 = n + 2, g.round_output = false;
+          device_gemm(g);
+          for (int i = 0; i < m; ++i) {
+            ASSERT_EQ(got[static_cast<std::size_t>(i) * (n + 2) + n], 0xABCD);
+            ASSERT_EQ(got[static_cast<std::size_t>(i) * (n + 2) + n + 1], 0xABCD);
+            ASSERT_EQ(0, std::memcmp(&got[static_cast<std::size_t>(i) * (n + 2)], &want_bits[static_cast<std::size_t>(i) * n], n * 2))
+                << "path " << int(path) << " " << m << "x" << n << "x" << k << " panel " << panel << " codes " << as_codes << " row " << i;
+          }
+        }
+    }
+    force_gemm_path(GemmPath::automatic);
+  }
+}
+
 // The 8-lane exp, tanh (through GELU) and softmax equal the scalar functions bit for bit.
 TEST(DeviceMath, VectorExpAndGeluMatchScalar) {
   std::vector<float> x;
