@@ -5,12 +5,14 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
@@ -37,6 +39,12 @@ namespace {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // An advisory lock on a file, held while the device model is in use.
@@ -74,7 +82,7 @@ struct RunCommand {
   std::uint32_t stream_words = 1024;
   int inferences = 3;
   double lock_timeout = 60, threshold = 0.99;
-  bool json = false, reference_fp32 = true, check_numerics = false;
+  bool json = false, reference_fp32 = true, check_numerics = false, time_reference = false;
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app);
@@ -86,6 +94,9 @@ struct RunCommand {
         ->capture_default_str();
     app.add_flag("--reference-fp32,!--no-reference", reference_fp32, "check each embedding against the FP32 reference")
         ->capture_default_str();
+    app.add_flag("--time-reference", time_reference,
+                 "time an FP32 reference forward pass right before every call (same process and threads) and "
+                 "report both medians and their ratio");
     app.add_flag("--check-numerics", check_numerics,
                  "also compare with the device-numerics reference (must be bit for bit equal)");
     app.add_option("--device-lock", lock_file, "advisory lock file held while the device is used");
@@ -213,6 +224,17 @@ struct RunCommand {
     std::vector<float> first, last;
     bool passed = true, identical = true;
     for (int i = 0; i < inferences; ++i) {
+      // Interleaved with the calls, so that both see the same load on a shared machine.
+      double reference_ms = 0;
+      if (time_reference) {
+        progress("FP32 reference, timed, before call " + std::to_string(i + 1));
+        const auto r0 = std::chrono::steady_clock::now();
+        const auto embedding = reference::forward_fp32(weights, images);
+        reference_ms = since(r0) * 1e3;
+        if (reference_fp32 && embedding != fp32)  // the reference is deterministic: a difference is a fault
+          throw Error("FP32 reference: the timed forward pass before call " + std::to_string(i + 1) +
+                          " differs from the first one", kExitInternal);
+      }
       progress("device: call " + std::to_string(i + 1) + " of " + std::to_string(inferences));
       device::CallTiming timing;
       last = dev.run(images, &timing);
@@ -224,6 +246,7 @@ struct RunCommand {
                           {"host_ms", {{"upload", timing.upload_seconds * 1e3},
                                        {"execute", timing.execute_seconds * 1e3},
                                        {"download", timing.download_seconds * 1e3}}}};
+      if (time_reference) call["reference_ms"] = reference_ms;
       bool finite = true;
       for (float v : last) finite &= std::isfinite(v);
       passed &= finite;
@@ -256,6 +279,17 @@ struct RunCommand {
     report["device_cycles"] = c0["device_cycles"];
     report["device_ms"] = c0["device_ms"];
     report["host_ms_per_call"] = host_ms / inferences;
+    if (time_reference) {
+      std::vector<double> host, reference;
+      for (const auto& c : calls) {
+        host.push_back(c["host_ms"]["upload"].get<double>() + c["host_ms"]["execute"].get<double>() +
+                       c["host_ms"]["download"].get<double>());
+        reference.push_back(c["reference_ms"].get<double>());
+      }
+      report["host_ms_median"] = median(host);
+      report["reference_ms_median"] = median(reference);
+      report["host_vs_reference"] = median(host) / median(reference);
+    }
     report["identical_across_calls"] = identical;
     // Where the modelled cycles go, over all tiles (per-tile timelines: device/timeline.hpp).
     // Totals only: no iteration in detail (the per-tile intervals are the profile's job).
@@ -295,6 +329,10 @@ struct RunCommand {
         std::printf("device vs device-numerics reference: %s\n", report["bit_exact_vs_device_numerics"].get<bool>()
                                                                        ? "bit for bit equal"
                                                                        : "DIFFERENT");
+      if (time_reference)
+        std::printf("host speed: call median %.1f ms, FP32 reference median %.1f ms (timed before each call), ratio %.2f\n",
+                    report["host_ms_median"].get<double>(), report["reference_ms_median"].get<double>(),
+                    report["host_vs_reference"].get<double>());
       std::printf("tile time: compute %.1f%%, idle %.1f%%, sync %.1f%%, exchange %.1f%%\n",
                   100 * activity["compute"].get<double>(), 100 * activity["idle"].get<double>(),
                   100 * activity["sync"].get<double>(), 100 * activity["exchange"].get<double>());

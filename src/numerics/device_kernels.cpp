@@ -39,8 +39,28 @@ inline __m256 tanh8(__m256 x) {
   return _mm256_blendv_ps(m, _mm256_xor_ps(m, sign), negative);
 }
 
-// out[e][j] = in[j][e] for j < rows, e < cols: 8 x 8 blocks transposed in registers
-// (a plain copy of values, so exact), the edges element by element.
+// The 8 x 8 block r[0..8) (row i = r[i]) transposed in registers: out row c = column c
+// (a plain copy of values, so exact).
+inline void transpose8x8(__m256 (&r)[8], __m256 (&out)[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    out[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    out[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+  }
+}
+
+// out[e][j] = in[j][e] for j < rows, e < cols: 8 x 8 blocks in registers, the edges
+// element by element.
 void transpose(const float* in, int ldi, int rows, int cols, float* out, int ldo) {
   const auto at = [](auto* p, int ld, int r, int c) { return p + static_cast<std::size_t>(r) * ld + c; };
   const int rows8 = rows & ~7, cols8 = cols & ~7;
@@ -48,23 +68,50 @@ void transpose(const float* in, int ldi, int rows, int cols, float* out, int ldo
     for (int e = 0; e < cols8; e += 8) {
       __m256 r[8], t[8];
       for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(at(in, ldi, j + i, e));
-      for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-      }
-      for (int i = 0; i < 8; i += 4) {
-        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-      }
-      for (int i = 0; i < 4; ++i) {
-        _mm256_storeu_ps(at(out, ldo, e + i, j), _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
-        _mm256_storeu_ps(at(out, ldo, e + i + 4, j), _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
-      }
+      transpose8x8(r, t);
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(at(out, ldo, e + i, j), t[i]);
     }
   for (int j = 0; j < rows; ++j)
     for (int e = j < rows8 ? cols8 : 0; e < cols; ++e) *at(out, ldo, e, j) = *at(in, ldi, j, e);
+}
+
+// The scores' last pass, from s^T (keys x queries) in one sweep: scores[i][j] = s^T[j][i] *
+// scale, and per query m = -inf, then m = s > m ? s : m over keys j ascending (the order
+// matters only for signed zeros and NaN; _mm256_max_ps(x, m) is exactly x > m ? x : m).
+// Eight queries at a time walk their keys in order, 8 x 8 blocks transposed in registers.
+void scale_max_transpose(const float* st, int queries, int keys, float scale, float* scores, float* row_max) {
+  const auto at = [](auto* p, int ld, int r, int c) { return p + static_cast<std::size_t>(r) * ld + c; };
+  const __m256 scale8 = _mm256_set1_ps(scale);
+  const int queries8 = queries & ~7, keys8 = keys & ~7;
+  for (int e = 0; e < queries8; e += 8) {
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    for (int j = 0; j < keys8; j += 8) {
+      __m256 r[8], t[8];
+      for (int i = 0; i < 8; ++i) {
+        r[i] = _mm256_mul_ps(_mm256_loadu_ps(at(st, queries, j + i, e)), scale8);
+        m = _mm256_max_ps(r[i], m);
+      }
+      transpose8x8(r, t);
+      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(at(scores, keys, e + i, j), t[i]);
+    }
+    for (int j = keys8; j < keys; ++j) {
+      const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(at(st, queries, j, e)), scale8);
+      m = _mm256_max_ps(x, m);
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, x);
+      for (int i = 0; i < 8; ++i) *at(scores, keys, e + i, j) = lanes[i];
+    }
+    _mm256_storeu_ps(row_max + e, m);
+  }
+  for (int i = queries8; i < queries; ++i) {
+    float m = -INFINITY;
+    for (int j = 0; j < keys; ++j) {
+      const float x = *at(st, queries, j, i) * scale;
+      *at(scores, keys, i, j) = x;
+      m = x > m ? x : m;
+    }
+    row_max[i] = m;
+  }
 }
 
 // exp8 and tanh8 on 16 lanes (AVX-512): the same operations, so every lane equals the
@@ -234,31 +281,7 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
   st.resize(static_cast<std::size_t>(keys) * queries);
   transpose(q, ldq, queries, head_dim, qt.data(), queries);
   device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt.data(), queries, st.data(), queries, 0, false});
-  // Scaled in place and each query's maximum taken in the same pass: per query m = -inf,
-  // then m = s_j > m ? s_j : m for keys j ascending (the order matters only for signed
-  // zeros and NaN); _mm256_max_ps(x, m) is exactly x > m ? x : m.
-  const __m256 scale8 = _mm256_set1_ps(scale);
-  int i = 0;
-  for (; i + 8 <= queries; i += 8) {
-    __m256 m = _mm256_set1_ps(-INFINITY);
-    for (int j = 0; j < keys; ++j) {
-      float* p = st.data() + static_cast<std::size_t>(j) * queries + i;
-      const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(p), scale8);
-      _mm256_storeu_ps(p, x);
-      m = _mm256_max_ps(x, m);
-    }
-    _mm256_storeu_ps(row_max + i, m);
-  }
-  for (; i < queries; ++i) {
-    float m = -INFINITY;
-    for (int j = 0; j < keys; ++j) {
-      float& x = st[static_cast<std::size_t>(j) * queries + i];
-      x = x * scale;
-      m = x > m ? x : m;
-    }
-    row_max[i] = m;
-  }
-  transpose(st.data(), queries, keys, queries, scores, keys);
+  scale_max_transpose(st.data(), queries, keys, scale, scores, row_max);
 }
 
 void device_attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys,

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -111,4 +113,27 @@ TEST_F(ReferenceCli, HelpOnEveryCommand) {
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;
   }
+}
+
+// `run --time-reference` times an FP32 forward pass before every call and reports both
+// medians and their ratio (the figure of issue 4's host-speed goal), per call and in all.
+TEST_F(ReferenceCli, RunTimesTheReferenceNextToEveryCall) {
+  const auto r = run_tilevit("run --preset small --inferences 3 --time-reference --no-profile --json --out " + path("run"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["calls"].size(), 3u);
+  std::vector<double> reference;
+  for (const auto& c : j["calls"]) {
+    ASSERT_TRUE(c.contains("reference_ms"));
+    EXPECT_GT(c["reference_ms"].get<double>(), 0.0);
+    reference.push_back(c["reference_ms"].get<double>());
+  }
+  std::sort(reference.begin(), reference.end());
+  EXPECT_DOUBLE_EQ(j["reference_ms_median"].get<double>(), reference[1]);
+  EXPECT_NEAR(j["host_vs_reference"].get<double>(), j["host_ms_median"].get<double>() / reference[1], 1e-9);
+  EXPECT_TRUE(j["passed"].get<bool>());
+  // Without the flag: no timing fields.
+  const auto plain = run_tilevit("run --preset small --inferences 1 --no-profile --json --out " + path("run2"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("host_vs_reference"));
 }
