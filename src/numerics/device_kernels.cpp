@@ -13,6 +13,11 @@
 namespace tilevit::numerics {
 namespace {
 
+// Small fixed loops unrolled completely: at -O2 GCC keeps them as loops, which leaves
+// register arrays on the stack (the transposes took twice as long) and the exp
+// polynomial as a loop of broadcasts.
+#define TV_UNROLL8 _Pragma("GCC unroll 8")
+
 // device_exp and device_tanh (device_math.hpp) on 8 lanes: the same IEEE operations in
 // the same order (no FMA, round-to-nearest), so every lane equals the scalar result.
 inline __m256 exp8(__m256 x) {
@@ -23,6 +28,7 @@ inline __m256 exp8(__m256 x) {
   const __m256 r = _mm256_sub_ps(_mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(kExpLn2Hi))),
                                  _mm256_mul_ps(n, _mm256_set1_ps(kExpLn2Lo)));
   __m256 p = _mm256_set1_ps(kExpPolynomial[0]);
+  TV_UNROLL8
   for (int i = 1; i < 8; ++i) p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpPolynomial[i]));
   const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_andnot_ps(flush, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
@@ -43,16 +49,19 @@ inline __m256 tanh8(__m256 x) {
 // (a plain copy of values, so exact).
 inline void transpose8x8(__m256 (&r)[8], __m256 (&out)[8]) {
   __m256 t[8];
+  TV_UNROLL8
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
   }
+  TV_UNROLL8
   for (int i = 0; i < 8; i += 4) {
     r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
     r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
     r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
     r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
   }
+  TV_UNROLL8
   for (int i = 0; i < 4; ++i) {
     out[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
     out[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
@@ -67,8 +76,10 @@ void transpose(const float* in, int ldi, int rows, int cols, float* out, int ldo
   for (int j = 0; j < rows8; j += 8)
     for (int e = 0; e < cols8; e += 8) {
       __m256 r[8], t[8];
+      TV_UNROLL8
       for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(at(in, ldi, j + i, e));
       transpose8x8(r, t);
+      TV_UNROLL8
       for (int i = 0; i < 8; ++i) _mm256_storeu_ps(at(out, ldo, e + i, j), t[i]);
     }
   for (int j = 0; j < rows; ++j)
@@ -87,11 +98,13 @@ void scale_max_transpose(const float* st, int queries, int keys, float scale, fl
     __m256 m = _mm256_set1_ps(-INFINITY);
     for (int j = 0; j < keys8; j += 8) {
       __m256 r[8], t[8];
+      TV_UNROLL8
       for (int i = 0; i < 8; ++i) {
         r[i] = _mm256_mul_ps(_mm256_loadu_ps(at(st, queries, j + i, e)), scale8);
         m = _mm256_max_ps(r[i], m);
       }
       transpose8x8(r, t);
+      TV_UNROLL8
       for (int i = 0; i < 8; ++i) _mm256_storeu_ps(at(scores, keys, e + i, j), t[i]);
     }
     for (int j = keys8; j < keys; ++j) {
@@ -125,6 +138,7 @@ TV_AVX512F inline __m512 exp16(__m512 v) {
   const __m512 r = _mm512_sub_ps(_mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Hi))),
                                  _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Lo)));
   __m512 p = _mm512_set1_ps(kExpPolynomial[0]);
+  TV_UNROLL8
   for (int i = 1; i < 8; ++i) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kExpPolynomial[i]));
   const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
   return _mm512_maskz_mov_ps(static_cast<__mmask16>(~flush), _mm512_mul_ps(p, _mm512_castsi512_ps(bits)));

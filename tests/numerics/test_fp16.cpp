@@ -47,3 +47,43 @@ TEST(Fp16, BulkMatchesScalar) {
     EXPECT_EQ(back[i], bulk[i]);
   }
 }
+
+// The bulk conversions (16 lanes with AVX-512, 8 with F16C, masked or scalar tails) give
+// the scalar conversion's bits for every binary16 pattern and for floats across the whole
+// range (NaN, infinities, overflow, subnormals, ties), at every tail length, and write
+// nothing beyond `count`.
+TEST(Fp16, BulkEqualsScalarBitForBitAtEveryLength) {
+  std::vector<std::uint16_t> halves(65536);
+  for (std::size_t i = 0; i < halves.size(); ++i) halves[i] = static_cast<std::uint16_t>(i);
+  std::vector<float> decoded(halves.size() + 1, -3.0f);
+  from_fp16_bits(halves.data(), decoded.data(), halves.size());
+  EXPECT_EQ(decoded.back(), -3.0f);
+  for (std::size_t i = 0; i < halves.size(); ++i) {
+    const float want = fp16_value(halves[i]);
+    ASSERT_EQ(0, std::memcmp(&decoded[i], &want, 4)) << "bits " << i;
+  }
+  std::vector<float> floats;
+  for (std::uint32_t b = 0; b < 0xFFFFFFFFu - 40503u; b += 40503u) {  // every part of the float range
+    float f;
+    std::memcpy(&f, &b, 4);
+    floats.push_back(f);
+  }
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(15), std::size_t(16),
+                        std::size_t(17), std::size_t(31), std::size_t(33), floats.size()}) {
+    std::vector<std::uint16_t> bits(n + 1, 0xBEEF);
+    to_fp16_bits(floats.data(), bits.data(), n);
+    EXPECT_EQ(bits[n], 0xBEEF) << n;
+    std::vector<float> rounded(floats.begin(), floats.begin() + static_cast<std::ptrdiff_t>(n));
+    rounded.push_back(-5.0f);
+    round_fp16(rounded.data(), n);
+    EXPECT_EQ(rounded[n], -5.0f) << n;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(bits[i], fp16_bits(floats[i])) << "float bits " << i << " of " << n;
+      const float want = round_fp16(floats[i]);
+      ASSERT_EQ(0, std::memcmp(&rounded[i], &want, 4)) << "float " << i << " of " << n;
+    }
+    std::vector<float> back(n + 1, -7.0f);
+    from_fp16_bits(bits.data(), back.data(), n);
+    EXPECT_EQ(back[n], -7.0f) << n;
+  }
+}
