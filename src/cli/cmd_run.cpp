@@ -5,11 +5,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -32,6 +32,7 @@
 #include "reference/forward.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
+#include "support/median.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::cli {
@@ -39,12 +40,6 @@ namespace {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // An advisory lock on a file, held while the device model is in use.
@@ -265,9 +260,10 @@ struct RunCommand {
     formats::write_npy((std::filesystem::path(out_dir) / "embeddings.npy").string(), {config.batch, config.width}, last);
 
     const auto& c0 = calls[0];
-    double host_ms = 0;
+    std::vector<double> host_ms;  // per call: upload + execute + download
     for (const auto& c : calls)
-      host_ms += c["host_ms"]["upload"].get<double>() + c["host_ms"]["execute"].get<double>() + c["host_ms"]["download"].get<double>();
+      host_ms.push_back(c["host_ms"]["upload"].get<double>() + c["host_ms"]["execute"].get<double>() +
+                        c["host_ms"]["download"].get<double>());
     report["model"] = config.name;
     report["layers"] = config.layers;
     report["batch"] = config.batch;
@@ -278,17 +274,13 @@ struct RunCommand {
     report["calls"] = calls;
     report["device_cycles"] = c0["device_cycles"];
     report["device_ms"] = c0["device_ms"];
-    report["host_ms_per_call"] = host_ms / inferences;
+    report["host_ms_per_call"] = std::accumulate(host_ms.begin(), host_ms.end(), 0.0) / inferences;
     if (time_reference) {
-      std::vector<double> host, reference;
-      for (const auto& c : calls) {
-        host.push_back(c["host_ms"]["upload"].get<double>() + c["host_ms"]["execute"].get<double>() +
-                       c["host_ms"]["download"].get<double>());
-        reference.push_back(c["reference_ms"].get<double>());
-      }
-      report["host_ms_median"] = median(host);
+      std::vector<double> reference;
+      for (const auto& c : calls) reference.push_back(c["reference_ms"].get<double>());
+      report["host_ms_median"] = median(host_ms);
       report["reference_ms_median"] = median(reference);
-      report["host_vs_reference"] = median(host) / median(reference);
+      report["host_vs_reference"] = median(host_ms) / median(reference);
     }
     report["identical_across_calls"] = identical;
     // Where the modelled cycles go, over all tiles (per-tile timelines: device/timeline.hpp).

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "device/prefetch.hpp"
+#include "numerics/cpu.hpp"
 
 namespace tilevit::device {
 namespace {
@@ -88,16 +89,15 @@ TV_AVX512 void run_streaming_512(std::uint8_t* base, const Copy* copies, std::si
   _mm_sfence();  // streaming stores are weakly ordered: make them visible before the phase ends
 }
 
-bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("bmi2");
+bool has_avx512_bmi2() {
+  static const bool yes = numerics::has_avx512() && __builtin_cpu_supports("bmi2");
   return yes;
 }
 
 }  // namespace
 
 void run_copies(std::uint8_t* base, const Copy* copies, std::size_t n, std::uint32_t iteration, bool streaming) {
-  if (has_avx512()) return streaming ? run_streaming_512(base, copies, n, iteration) : run_regular_512(base, copies, n, iteration);
+  if (has_avx512_bmi2()) return streaming ? run_streaming_512(base, copies, n, iteration) : run_regular_512(base, copies, n, iteration);
   for (std::size_t i = 0; i < n; ++i)
     std::memcpy(base + copies[i].destination, base + copies[i].source + std::size_t(copies[i].source_stride) * iteration,
                 copies[i].bytes);

@@ -208,7 +208,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
     }
     case KernelKind::attention_scores: {
       const std::size_t rows = d[0], keys = d[1], hd = d[2];
-      const Buf q = buf(rows * hd), k = buf(keys * hd), mx = buf(rows);
+      const Buf q = buf(rows * hd), k = buf(keys * hd);
       load_f16(operand(0, q.size() * 2), q.data(), q.size());
       load_f16(operand(1, k.size() * 2), k.data(), k.size());
       std::uint8_t* scores = operand(2, rows * keys * 4);
@@ -222,7 +222,7 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
                                           reinterpret_cast<float*>(scores), reinterpret_cast<float*>(maxima));
         return;
       }
-      const Buf s = buf(rows * keys);
+      const Buf s = buf(rows * keys), mx = buf(rows);
       numerics::device_attention_scores(q.data(), static_cast<int>(hd), k.data(), static_cast<int>(hd), static_cast<int>(rows),
                                         static_cast<int>(keys), static_cast<int>(hd), call.param, s.data(), mx.data());
       store_f32(scores, s.data(), s.size());

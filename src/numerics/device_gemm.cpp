@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "numerics/cpu.hpp"
 #include "numerics/device_kernels.hpp"
 #include "numerics/fp16.hpp"
 
@@ -262,12 +263,6 @@ void strip_any_256(const DeviceGemm& g, int col, int width, const Span& s) {
 void strip_scalar(const DeviceGemm& g, int col, int width, const Span& s) {
   for (int row = 0; row < g.rows; ++row)
     for (int c = col; c < col + width; ++c) scalar_element(g, row, c, s);
-}
-
-bool has_avx512() {
-  static const bool yes =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-  return yes;
 }
 
 }  // namespace

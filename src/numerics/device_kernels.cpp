@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "numerics/cpu.hpp"
 #include "numerics/device_math.hpp"
 #include "numerics/fp16.hpp"
 
@@ -180,15 +181,10 @@ TV_AVX512F std::size_t gelu_512(const float* x, float* out, std::size_t count, f
   return i;
 }
 
-bool has_avx512f() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
-
 }  // namespace
 
 void device_exp_array(const float* x, float subtract, float* out, std::size_t count) {
-  std::size_t i = has_avx512f() ? exp_array_512(x, subtract, out, count) : 0;
+  std::size_t i = has_avx512() ? exp_array_512(x, subtract, out, count) : 0;
   const __m256 s = _mm256_set1_ps(subtract);
   for (; i + 8 <= count; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
   for (; i < count; ++i) out[i] = device_exp(x[i] - subtract);
@@ -266,7 +262,7 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
 
 void device_gelu(const float* x, float* out, std::size_t count) {
   const float k = 0.7978845608028654f;  // sqrt(2/pi)
-  std::size_t i = has_avx512f() ? gelu_512(x, out, count, k) : 0;
+  std::size_t i = has_avx512() ? gelu_512(x, out, count, k) : 0;
   for (; i + 8 <= count; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(v, v), v);

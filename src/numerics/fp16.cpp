@@ -1,5 +1,7 @@
 #include "numerics/fp16.hpp"
 
+#include "numerics/cpu.hpp"
+
 namespace tilevit::numerics {
 namespace {
 
@@ -42,12 +44,6 @@ TV_AVX512 void from_bits_512(const std::uint16_t* in, float* out, std::size_t co
 }
 
 #pragma GCC diagnostic pop
-
-bool has_avx512() {
-  static const bool yes =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-  return yes;
-}
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "numerics/cpu.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::numerics {
@@ -103,19 +104,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,f16c"))) std::size_t decode_f14
   return i;
 }
 
-bool has_avx512bw() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl");
-  return yes;
-}
-
 }  // namespace
 
 void fp8_decode(const std::uint8_t* in, float* out, std::size_t count, Fp8Format format, int scale) {
   check_scale(scale);
   std::size_t i = 0;
   if (format == Fp8Format::F143) {
-    if (has_avx512bw()) i = decode_f143_512(in, out, count, std::ldexp(1.0f, 7 + scale));
+    if (has_avx512()) i = decode_f143_512(in, out, count, std::ldexp(1.0f, 7 + scale));
     // F143 code c -> binary16 bits ((c & 0x7F) << 7) | ((c & 0x80) << 8): exponent and
     // mantissa land in place with bias 15 instead of 8 (subnormals included), so the
     // binary16 value is the F143 value x 2^-7; x 2^(7 + scale) is exact in FP32.
@@ -217,7 +212,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) std::size_t encode_512(cons
 // One range on the widest lanes the CPU has, the tail scalar.
 void encode_range(const float* in, std::uint8_t* out, std::size_t count, const Fp8Spec& spec, const EncodeConstants& k,
                   float inverse_scale) {
-  std::size_t i = has_avx512bw() ? encode_512(in, out, count, spec, k, inverse_scale) : 0;
+  std::size_t i = has_avx512() ? encode_512(in, out, count, spec, k, inverse_scale) : 0;
   for (; i + 8 <= count; i += 8) encode_block8(in + i, out + i, spec, k, inverse_scale);
   for (; i < count; ++i) out[i] = encode_unchecked(in[i], spec, inverse_scale);
 }

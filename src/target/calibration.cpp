@@ -6,6 +6,7 @@
 
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
+#include "support/median.hpp"
 
 namespace tilevit::target {
 
@@ -107,10 +108,8 @@ CostCheckReport check_costs(const MachineDescription& machine, const std::vector
     report.entries.push_back(std::move(e));
   }
   if (!abs_errors.empty()) {
-    std::sort(abs_errors.begin(), abs_errors.end());
-    const std::size_t n = abs_errors.size();
-    report.median_abs_error_percent = n % 2 ? abs_errors[n / 2] : (abs_errors[n / 2 - 1] + abs_errors[n / 2]) / 2;
-    report.max_abs_error_percent = abs_errors.back();
+    report.median_abs_error_percent = median(abs_errors);
+    report.max_abs_error_percent = *std::max_element(abs_errors.begin(), abs_errors.end());
   }
   return report;
 }
