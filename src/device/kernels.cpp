@@ -213,8 +213,9 @@ void execute_call(const target::MachineDescription& m, const compiler::CompiledP
       load_f16(operand(1, k.size() * 2), k.data(), k.size());
       std::uint8_t* scores = operand(2, rows * keys * 4);
       std::uint8_t* maxima = operand(3, rows * 4);
-      // Straight into tile memory when it holds aligned floats (its lines fetched first: the
-      // transposed stores walk 32 rows at once), else through scratch and a copy.
+      // Key-major scores straight into tile memory when it holds aligned floats (its lines
+      // fetched first: the GEMM's stores and the scale pass then hit), else through scratch
+      // and a copy.
       if (aligned_floats(scores) && aligned_floats(maxima) && !overlaps(scores, rows * keys * 4, maxima, rows * 4)) {
         prefetch_lines(scores, rows * keys * 4);
         numerics::device_attention_scores(q.data(), static_cast<int>(hd), k.data(), static_cast<int>(hd), static_cast<int>(rows),

@@ -57,15 +57,23 @@ TV_AVX512 inline __m512 load_512(const float* p, __mmask16 mask) {
   return _mm512_loadu_ps(p);
 }
 
-// Element (r, k) of A: a float, or an FP8 code looked up in the decode table (two loads,
-// no arithmetic: the FMA ports stay free).
-template <bool kCodes>
-inline float a_value(const DeviceGemm& g, std::size_t index) {
-  if constexpr (kCodes) return g.a_table[g.a_codes[index]];
-  return g.a[index];
+// How A is stored: floats, FP8 codes looked up in the decode table (two loads, no
+// arithmetic: the FMA ports stay free), or floats transposed (A^T row-major).
+enum class AKind { floats, codes, transposed };
+
+// Element (row + r, k) of A, with a0 = row * lda (row for transposed A).
+template <AKind kA>
+inline float a_value(const DeviceGemm& g, std::size_t a0, std::size_t r, std::size_t k, std::size_t lda) {
+  if constexpr (kA == AKind::codes) return g.a_table[g.a_codes[a0 + r * lda + k]];
+  if constexpr (kA == AKind::transposed) return g.a[a0 + k * lda + r];
+  return g.a[a0 + r * lda + k];
+}
+template <AKind kA>
+inline std::size_t a_origin(const DeviceGemm& g, int row) {
+  return kA == AKind::transposed ? static_cast<std::size_t>(row) : static_cast<std::size_t>(row) * g.lda;
 }
 
-template <int R, int C, bool kMasked, bool kCodes>
+template <int R, int C, bool kMasked, AKind kA>
 TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, const Span& s) {
   __m512 acc[R][C];
   float* out = g.c + static_cast<std::size_t>(row) * g.ldc + col;
@@ -75,7 +83,7 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
     for (int c = 0; c < C; ++c)
       acc[r][c] = s.first ? _mm512_setzero_ps()
                           : load_512<kMasked>(out + static_cast<std::size_t>(r) * g.ldc + 16 * c, c + 1 == C ? last : 0xFFFF);
-  const std::size_t a0 = static_cast<std::size_t>(row) * g.lda;
+  const std::size_t a0 = a_origin<kA>(g, row);
   const std::size_t lda = static_cast<std::size_t>(g.lda), ldb = static_cast<std::size_t>(g.ldb);
   const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
   // Binary16 output: the conversion that stores is the last panel's rounding.
@@ -89,7 +97,7 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
       for (int c = 0; c < C; ++c) b[c] = load_512<kMasked>(brow + 16 * c, c + 1 == C ? last : 0xFFFF);
       TV_UNROLL
       for (int r = 0; r < R; ++r) {
-        const __m512 av = _mm512_set1_ps(a_value<kCodes>(g, a0 + r * lda + k));
+        const __m512 av = _mm512_set1_ps(a_value<kA>(g, a0, r, k, lda));
         TV_UNROLL
         for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(av, b[c], acc[r][c]);
       }
@@ -124,25 +132,28 @@ TV_AVX512 void tile_512(const DeviceGemm& g, int row, int col, __mmask16 last, c
 }
 
 // All rows of one strip: blocks of RMAX rows, then the remainder as 8/4/2/1-row blocks.
-template <int C, int RMAX, bool kMasked, bool kCodes>
+template <int C, int RMAX, bool kMasked, AKind kA>
 TV_AVX512 void strip_512(const DeviceGemm& g, int col, __mmask16 last, const Span& s) {
   int row = 0;
-  for (; row + RMAX <= g.rows; row += RMAX) tile_512<RMAX, C, kMasked, kCodes>(g, row, col, last, s);
+  for (; row + RMAX <= g.rows; row += RMAX) tile_512<RMAX, C, kMasked, kA>(g, row, col, last, s);
   if constexpr (RMAX > 8)
-    if (g.rows - row >= 8) tile_512<8, C, kMasked, kCodes>(g, row, col, last, s), row += 8;
+    if (g.rows - row >= 8) tile_512<8, C, kMasked, kA>(g, row, col, last, s), row += 8;
   if constexpr (RMAX > 4)
-    if (g.rows - row >= 4) tile_512<4, C, kMasked, kCodes>(g, row, col, last, s), row += 4;
-  if (g.rows - row >= 2) tile_512<2, C, kMasked, kCodes>(g, row, col, last, s), row += 2;
-  if (g.rows - row >= 1) tile_512<1, C, kMasked, kCodes>(g, row, col, last, s);
+    if (g.rows - row >= 4) tile_512<4, C, kMasked, kA>(g, row, col, last, s), row += 4;
+  if (g.rows - row >= 2) tile_512<2, C, kMasked, kA>(g, row, col, last, s), row += 2;
+  if (g.rows - row >= 1) tile_512<1, C, kMasked, kA>(g, row, col, last, s);
 }
 
 template <int C, int RMAX>
 TV_AVX512 void strip_512(const DeviceGemm& g, int col, __mmask16 last, const Span& s) {
   const bool full = last == __mmask16(0xFFFF);
   if (g.a_codes)
-    full ? strip_512<C, RMAX, false, true>(g, col, last, s) : strip_512<C, RMAX, true, true>(g, col, last, s);
+    full ? strip_512<C, RMAX, false, AKind::codes>(g, col, last, s) : strip_512<C, RMAX, true, AKind::codes>(g, col, last, s);
+  else if (g.a_transposed)
+    full ? strip_512<C, RMAX, false, AKind::transposed>(g, col, last, s)
+         : strip_512<C, RMAX, true, AKind::transposed>(g, col, last, s);
   else
-    full ? strip_512<C, RMAX, false, false>(g, col, last, s) : strip_512<C, RMAX, true, false>(g, col, last, s);
+    full ? strip_512<C, RMAX, false, AKind::floats>(g, col, last, s) : strip_512<C, RMAX, true, AKind::floats>(g, col, last, s);
 }
 
 // Up to 25 accumulators (of 32 registers): 5 vectors x 5 rows (strips of 65-80 columns,
@@ -171,7 +182,7 @@ inline void round_all_256(__m256 (&acc)[R][C]) {
 }
 
 // R rows x C vectors of 8 full columns (AVX2 has no cheap masks: tails go scalar).
-template <int R, int C, bool kCodes>
+template <int R, int C, AKind kA>
 void tile_256(const DeviceGemm& g, int row, int col, const Span& s) {
   __m256 acc[R][C];
   float* out = g.c + static_cast<std::size_t>(row) * g.ldc + col;
@@ -180,7 +191,7 @@ void tile_256(const DeviceGemm& g, int row, int col, const Span& s) {
     TV_UNROLL
     for (int c = 0; c < C; ++c)
       acc[r][c] = s.first ? _mm256_setzero_ps() : _mm256_loadu_ps(out + static_cast<std::size_t>(r) * g.ldc + 8 * c);
-  const std::size_t a0 = static_cast<std::size_t>(row) * g.lda;
+  const std::size_t a0 = a_origin<kA>(g, row);
   const std::size_t lda = static_cast<std::size_t>(g.lda), ldb = static_cast<std::size_t>(g.ldb);
   const int step = g.panel > 0 ? g.panel : s.k1 - s.k0;
   const bool bits = s.last && g.c_fp16;
@@ -193,7 +204,7 @@ void tile_256(const DeviceGemm& g, int row, int col, const Span& s) {
       for (int c = 0; c < C; ++c) b[c] = _mm256_loadu_ps(brow + 8 * c);
       TV_UNROLL
       for (int r = 0; r < R; ++r) {
-        const __m256 av = _mm256_set1_ps(a_value<kCodes>(g, a0 + r * lda + k));
+        const __m256 av = _mm256_set1_ps(a_value<kA>(g, a0, r, k, lda));
         TV_UNROLL
         for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(av, b[c], acc[r][c]);
       }
@@ -224,8 +235,10 @@ void scalar_element(const DeviceGemm& g, int row, int col, const Span& s) {
   for (int k0 = s.k0; k0 < s.k1; k0 += step) {
     const int k1 = std::min(s.k1, k0 + step);
     for (int k = k0; k < k1; ++k) {
-      const std::size_t ai = static_cast<std::size_t>(row) * g.lda + k;
-      t = std::fma(g.a_codes ? a_value<true>(g, ai) : a_value<false>(g, ai), g.b[static_cast<std::size_t>(k) * g.ldb + col], t);
+      const float a = g.a_codes      ? a_value<AKind::codes>(g, a_origin<AKind::codes>(g, row), 0, k, g.lda)
+                      : g.a_transposed ? a_value<AKind::transposed>(g, a_origin<AKind::transposed>(g, row), 0, k, g.lda)
+                                       : a_value<AKind::floats>(g, a_origin<AKind::floats>(g, row), 0, k, g.lda);
+      t = std::fma(a, g.b[static_cast<std::size_t>(k) * g.ldb + col], t);
     }
     if (g.panel > 0) t = round_fp16(t);
   }
@@ -238,24 +251,29 @@ void scalar_element(const DeviceGemm& g, int row, int col, const Span& s) {
 }
 
 // 16 columns (2 vectors) x 6 rows = 12 accumulators of 16 registers; then 8 columns.
-template <bool kCodes>
+template <AKind kA>
 void strip_256(const DeviceGemm& g, int& col, int& width, const Span& s) {
   if (width >= 16) {
     int row = 0;
-    for (; row + 6 <= g.rows; row += 6) tile_256<6, 2, kCodes>(g, row, col, s);
-    for (; row < g.rows; ++row) tile_256<1, 2, kCodes>(g, row, col, s);
+    for (; row + 6 <= g.rows; row += 6) tile_256<6, 2, kA>(g, row, col, s);
+    for (; row < g.rows; ++row) tile_256<1, 2, kA>(g, row, col, s);
     col += 16, width -= 16;
   }
   if (width >= 8) {
     int row = 0;
-    for (; row + 6 <= g.rows; row += 6) tile_256<6, 1, kCodes>(g, row, col, s);
-    for (; row < g.rows; ++row) tile_256<1, 1, kCodes>(g, row, col, s);
+    for (; row + 6 <= g.rows; row += 6) tile_256<6, 1, kA>(g, row, col, s);
+    for (; row < g.rows; ++row) tile_256<1, 1, kA>(g, row, col, s);
     col += 8, width -= 8;
   }
 }
 
 void strip_any_256(const DeviceGemm& g, int col, int width, const Span& s) {
-  g.a_codes ? strip_256<true>(g, col, width, s) : strip_256<false>(g, col, width, s);
+  if (g.a_codes)
+    strip_256<AKind::codes>(g, col, width, s);
+  else if (g.a_transposed)
+    strip_256<AKind::transposed>(g, col, width, s);
+  else
+    strip_256<AKind::floats>(g, col, width, s);
   for (int row = 0; row < g.rows; ++row)
     for (int c = col; c < col + width; ++c) scalar_element(g, row, c, s);
 }
@@ -268,6 +286,7 @@ void strip_scalar(const DeviceGemm& g, int col, int width, const Span& s) {
 }  // namespace
 
 void force_gemm_path(GemmPath path) { g_forced_path = path; }
+GemmPath forced_gemm_path() { return g_forced_path; }
 
 void device_gemm(const DeviceGemm& g) {
   if (g.rows <= 0 || g.columns <= 0) return;

@@ -87,45 +87,42 @@ void transpose(const float* in, int ldi, int rows, int cols, float* out, int ldo
     for (int e = j < rows8 ? cols8 : 0; e < cols; ++e) *at(out, ldo, e, j) = *at(in, ldi, j, e);
 }
 
-// The scores' last pass, from s^T (keys x queries) in one sweep: scores[i][j] = s^T[j][i] *
-// scale, and per query m = -inf, then m = s > m ? s : m over keys j ascending (the order
-// matters only for signed zeros and NaN; _mm256_max_ps(x, m) is exactly x > m ? x : m).
-// Eight queries at a time walk their keys in order, 8 x 8 blocks transposed in registers.
-void scale_max_transpose(const float* st, int queries, int keys, float scale, float* scores, float* row_max) {
-  const auto at = [](auto* p, int ld, int r, int c) { return p + static_cast<std::size_t>(r) * ld + c; };
-  const __m256 scale8 = _mm256_set1_ps(scale);
-  const int queries8 = queries & ~7, keys8 = keys & ~7;
-  for (int e = 0; e < queries8; e += 8) {
+// The AVX2 forms of scale_max_512 and exp_sum_round_512 below: whole groups of 8 queries
+// (AVX2 has no cheap masks); the callers finish the rest element by element.
+std::size_t scale_max_256(float* s, int queries, int keys, float scale, float* row_max) {
+  const __m256 factor = _mm256_set1_ps(scale);
+  const int groups = queries & ~7;
+  for (int e = 0; e < groups; e += 8) {
     __m256 m = _mm256_set1_ps(-INFINITY);
-    for (int j = 0; j < keys8; j += 8) {
-      __m256 r[8], t[8];
-      TV_UNROLL8
-      for (int i = 0; i < 8; ++i) {
-        r[i] = _mm256_mul_ps(_mm256_loadu_ps(at(st, queries, j + i, e)), scale8);
-        m = _mm256_max_ps(r[i], m);
-      }
-      transpose8x8(r, t);
-      TV_UNROLL8
-      for (int i = 0; i < 8; ++i) _mm256_storeu_ps(at(scores, keys, e + i, j), t[i]);
-    }
-    for (int j = keys8; j < keys; ++j) {
-      const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(at(st, queries, j, e)), scale8);
+    for (int j = 0; j < keys; ++j) {
+      float* p = s + static_cast<std::size_t>(j) * queries + e;
+      const __m256 x = _mm256_mul_ps(_mm256_loadu_ps(p), factor);
+      _mm256_storeu_ps(p, x);
       m = _mm256_max_ps(x, m);
-      alignas(32) float lanes[8];
-      _mm256_store_ps(lanes, x);
-      for (int i = 0; i < 8; ++i) *at(scores, keys, e + i, j) = lanes[i];
     }
     _mm256_storeu_ps(row_max + e, m);
   }
-  for (int i = queries8; i < queries; ++i) {
-    float m = -INFINITY;
+  return static_cast<std::size_t>(groups);
+}
+
+std::size_t exp_sum_round_256(const float* s, float* p, const float* row_max, int queries, int keys, float* partial,
+                              int width) {
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  const int groups = queries & ~7;
+  for (int e = 0; e < groups; e += 8) {
+    const __m256 m = _mm256_loadu_ps(row_max + e);
+    __m256 l = _mm256_setzero_ps();
     for (int j = 0; j < keys; ++j) {
-      const float x = *at(st, queries, j, i) * scale;
-      *at(scores, keys, i, j) = x;
-      m = x > m ? x : m;
+      const std::size_t at = static_cast<std::size_t>(j) * queries + e;
+      const __m256 x = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + at), m));
+      l = _mm256_add_ps(l, x);
+      _mm256_storeu_ps(p + at, _mm256_cvtph_ps(_mm256_cvtps_ph(x, kRound)));
     }
-    row_max[i] = m;
+    alignas(32) float sums[8];
+    _mm256_store_ps(sums, l);
+    for (int i = 0; i < 8; ++i) partial[static_cast<std::size_t>(e + i) * width + width - 1] = sums[i];
   }
+  return static_cast<std::size_t>(groups);
 }
 
 // exp8 and tanh8 on 16 lanes (AVX-512): the same operations, so every lane equals the
@@ -167,6 +164,47 @@ TV_AVX512F std::size_t exp_array_512(const float* x, float subtract, float* out,
     i = count;
   }
   return i;
+}
+
+// The scores' pass in place, 16 queries at a time: s = s * scale, m = s > m ? s : m over
+// keys ascending (_mm512_max_ps(x, m) is exactly x > m ? x : m). Returns the queries done.
+TV_AVX512F std::size_t scale_max_512(float* s, int queries, int keys, float scale, float* row_max) {
+  const __m512 factor = _mm512_set1_ps(scale);
+  int e = 0;
+  for (; e < queries; e += 16) {
+    const __mmask16 lanes = queries - e >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (queries - e)) - 1);
+    __m512 m = _mm512_set1_ps(-INFINITY);
+    for (int j = 0; j < keys; ++j) {
+      float* p = s + static_cast<std::size_t>(j) * queries + e;
+      const __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, p), factor);
+      _mm512_mask_storeu_ps(p, lanes, x);
+      m = _mm512_max_ps(x, m);
+    }
+    _mm512_mask_storeu_ps(row_max + e, lanes, m);
+  }
+  return static_cast<std::size_t>(queries);
+}
+
+// attention_values' first pass, 16 queries at a time over key-major scores: e = exp(s - m),
+// l = l + e (keys ascending, from 0), p = fp16(e). l goes to partial[i][width - 1].
+TV_AVX512F std::size_t exp_sum_round_512(const float* s, float* p, const float* row_max, int queries, int keys,
+                                         float* partial, int width) {
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  for (int e = 0; e < queries; e += 16) {
+    const __mmask16 lanes = queries - e >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (queries - e)) - 1);
+    const __m512 m = _mm512_maskz_loadu_ps(lanes, row_max + e);
+    __m512 l = _mm512_setzero_ps();
+    for (int j = 0; j < keys; ++j) {
+      const std::size_t at = static_cast<std::size_t>(j) * queries + e;
+      const __m512 x = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, s + at), m));
+      l = _mm512_add_ps(l, x);
+      _mm512_mask_storeu_ps(p + at, lanes, _mm512_cvtph_ps(_mm512_cvtps_ph(x, kRound)));
+    }
+    alignas(64) float sums[16];
+    _mm512_store_ps(sums, l);
+    for (int i = 0; i < 16 && e + i < queries; ++i) partial[static_cast<std::size_t>(e + i) * width + width - 1] = sums[i];
+  }
+  return static_cast<std::size_t>(queries);
 }
 
 // device_gelu's vector loop on 16 lanes.
@@ -281,48 +319,55 @@ void device_gelu(const float* x, float* out, std::size_t count) {
 
 void device_attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
                              float scale, float* scores, float* row_max) {
-  // Computed transposed, s^T = K Q^T (s^T[j][i] = sum_d k[j][d] q[i][d]: the same products
-  // in the same order, as FMA's product commutes exactly), for two reasons: Q (queries x
-  // head_dim) is the small operand to transpose, not K; and in s^T lane i of a row is
-  // query i, so each query's maximum walks its keys in order with plain vector maxima.
+  // s^T = K Q^T (s^T[j][i] = sum_d k[j][d] q[i][d]: the same products in the same order,
+  // as FMA's product commutes exactly) straight into `scores`, key-major: Q (queries x
+  // head_dim) is the small operand to transpose, and lane i of a key's row is query i, so
+  // the scale and each query's maximum over its keys in order are plain vector operations
+  // in one pass (the values kernel reads them in the same layout).
   // Per-thread and reused: the device model calls this ~200 K times per inference.
-  thread_local std::vector<float> qt, st;
+  thread_local std::vector<float> qt;
   qt.resize(static_cast<std::size_t>(head_dim) * queries);
-  st.resize(static_cast<std::size_t>(keys) * queries);
   transpose(q, ldq, queries, head_dim, qt.data(), queries);
-  device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt.data(), queries, st.data(), queries, 0, false});
-  scale_max_transpose(st.data(), queries, keys, scale, scores, row_max);
+  device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt.data(), queries, scores, queries, 0, false});
+  const GemmPath path = forced_gemm_path();
+  std::size_t e = path == GemmPath::scalar                         ? 0
+                  : has_avx512() && path != GemmPath::avx2 ? scale_max_512(scores, queries, keys, scale, row_max)
+                                                                   : scale_max_256(scores, queries, keys, scale, row_max);
+  for (; e < static_cast<std::size_t>(queries); ++e) {
+    float m = -INFINITY;
+    for (int j = 0; j < keys; ++j) {
+      float& x = scores[static_cast<std::size_t>(j) * queries + e];
+      x = x * scale;
+      m = x > m ? x : m;
+    }
+    row_max[e] = m;
+  }
 }
 
 void device_attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys,
                              const float* v, int ldv, int head_dim, float* partial) {
   const int width = head_dim + 1;
-  for (int i = 0; i < queries; ++i)
-    device_exp_array(scores + static_cast<std::size_t>(i) * keys, row_max[i], probabilities + static_cast<std::size_t>(i) * keys,
-                     static_cast<std::size_t>(keys));
-  // l = sum of the row's exponentials, sequential with keys ascending: 8 rows side by side
-  // in scalar registers (each its own chain, in order), so the adds' latency overlaps;
-  // cheaper than transposing the rows for vector adds.
-  int i = 0;
-  for (; i + 8 <= queries; i += 8) {
-    const float* e = probabilities + static_cast<std::size_t>(i) * keys;
-    const std::size_t n = static_cast<std::size_t>(keys);
-    float l0 = 0.0f, l1 = 0.0f, l2 = 0.0f, l3 = 0.0f, l4 = 0.0f, l5 = 0.0f, l6 = 0.0f, l7 = 0.0f;
-    for (std::size_t j = 0; j < n; ++j) {
-      l0 += e[j], l1 += e[n + j], l2 += e[2 * n + j], l3 += e[3 * n + j];
-      l4 += e[4 * n + j], l5 += e[5 * n + j], l6 += e[6 * n + j], l7 += e[7 * n + j];
-    }
-    const float l[8] = {l0, l1, l2, l3, l4, l5, l6, l7};
-    for (int r = 0; r < 8; ++r) partial[static_cast<std::size_t>(i + r) * width + head_dim] = l[r];
-  }
-  for (; i < queries; ++i) {
-    const float* row = probabilities + static_cast<std::size_t>(i) * keys;
+  // e, l and p in one pass over the key-major scores: lane i is query i, so l_i (its keys
+  // ascending) is a vector add per key.
+  const GemmPath path = forced_gemm_path();
+  std::size_t e = path == GemmPath::scalar ? 0
+                  : has_avx512() && path != GemmPath::avx2
+                      ? exp_sum_round_512(scores, probabilities, row_max, queries, keys, partial, width)
+                      : exp_sum_round_256(scores, probabilities, row_max, queries, keys, partial, width);
+  for (; e < static_cast<std::size_t>(queries); ++e) {
     float l = 0.0f;
-    for (int j = 0; j < keys; ++j) l += row[j];  // sequential, keys ascending
-    partial[static_cast<std::size_t>(i) * width + head_dim] = l;
+    for (int j = 0; j < keys; ++j) {
+      const std::size_t at = static_cast<std::size_t>(j) * queries + e;
+      const float x = device_exp(scores[at] - row_max[e]);
+      l += x;
+      probabilities[at] = round_fp16(x);
+    }
+    partial[e * width + head_dim] = l;
   }
-  round_fp16(probabilities, static_cast<std::size_t>(queries) * keys);
-  device_gemm(DeviceGemm{queries, head_dim, keys, probabilities, keys, v, ldv, partial, width, 0, false});
+  // o_b = P V with P read transposed from its key-major layout.
+  DeviceGemm g{queries, head_dim, keys, probabilities, queries, v, ldv, partial, width, 0, false};
+  g.a_transposed = true;
+  device_gemm(g);
 }
 
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo) {

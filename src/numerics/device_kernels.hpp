@@ -37,14 +37,20 @@ struct DeviceGemm {
   // of a long inner extent (the device model's GEMMs are one chunk and never touch it).
   std::uint16_t* c_fp16 = nullptr;
   int ldc_fp16 = 0;
+  // If set (floats only), `a` holds A transposed: element (r, k) is a[k * lda + r]. The
+  // same values in the same order, so the same results; attention's P.V reads its
+  // key-major probabilities this way.
+  bool a_transposed = false;
 };
 
 // Runs in parallel over column strips (OpenMP) unless called inside a parallel region.
 void device_gemm(const DeviceGemm& g);
-// Which instruction set device_gemm uses (automatic: AVX-512 if the CPU has it, else
-// AVX2). All give identical results; tests force each one to check that.
+// Which instruction set device_gemm and the attention kernels' passes use (automatic:
+// AVX-512 if the CPU has it, else AVX2). All give identical results; tests force each one
+// to check that.
 enum class GemmPath { automatic, avx512, avx2, scalar };
 void force_gemm_path(GemmPath path);
+GemmPath forced_gemm_path();
 
 // out[i] = fp16(sum_p partials[p][i]) summed in FP32, p ascending: the reduction of a
 // GEMM whose inner dimension was split over tiles.
@@ -68,13 +74,14 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
 void device_gelu(const float* x, float* out, std::size_t count);
 
 // Attention in key blocks (docs/NUMERICS.md). For one head and a block of keys:
-// scores s[i][j] = (sum_d q[i][d] k[j][d]) * scale in FP32, and each row's maximum.
+// scores s[i][j] = (sum_d q[i][d] k[j][d]) * scale in FP32, stored key-major
+// (scores[j * queries + i]), and each query's maximum over the block's keys.
 void device_attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
                              float scale, float* scores, float* row_max);
-// With the row maxima m over ALL key blocks: e = exp(s - m) (FP32), l_b = sum_j e (FP32,
-// j ascending), p = fp16(e), o_b[d] = sum_j p_j v[j][d] (FP32, j ascending). Writes
-// partial[i] = {o_b[0..head_dim), l_b}. p goes to `probabilities` ([queries][keys]; may be
-// `scores` itself).
+// With the key-major scores and the row maxima m over ALL key blocks: e = exp(s - m)
+// (FP32), l_b = sum_j e (FP32, j ascending), p = fp16(e), o_b[d] = sum_j p_j v[j][d] (FP32,
+// j ascending). Writes partial[i] = {o_b[0..head_dim), l_b}. p goes to `probabilities`,
+// key-major like the scores (it may be `scores` itself).
 void device_attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys,
                              const float* v, int ldv, int head_dim, float* partial);
 // Combines the key blocks' partials [blocks][rows][head_dim + 1] in block order:

@@ -165,6 +165,33 @@ TEST(DeviceGemm, CodesThroughTheTableEqualDecodedA) {
   }
 }
 
+// A read transposed (a_transposed: element (r, k) at a[k * lda + r]) gives the bits of the
+// row-major A, on every path, register-tile shape and tail, with and without panels.
+TEST(DeviceGemm, TransposedAEqualsRowMajorA) {
+  std::mt19937 rng(6);
+  for (auto [m, n, k] : {std::tuple{32, 72, 183}, {25, 72, 180}, {27, 64, 160}, {19, 48, 288}, {5, 17, 33}, {1, 80, 7}}) {
+    const auto a = random_fp8(static_cast<std::size_t>(m) * k, rng, -1);
+    const int lda_t = m + 3;
+    std::vector<float> at(static_cast<std::size_t>(k) * lda_t, NAN);
+    for (int r = 0; r < m; ++r)
+      for (int kk = 0; kk < k; ++kk) at[static_cast<std::size_t>(kk) * lda_t + r] = a[static_cast<std::size_t>(r) * k + kk];
+    const auto b = random_fp8(static_cast<std::size_t>(k) * n, rng, -1);
+    for (auto path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar}) {
+      force_gemm_path(path);
+      for (int panel : {0, 32}) {
+        std::vector<float> want(static_cast<std::size_t>(m) * n), got(want.size());
+        device_gemm(DeviceGemm{m, n, k, a.data(), k, b.data(), n, want.data(), n, panel, panel > 0});
+        DeviceGemm g{m, n, k, at.data(), lda_t, b.data(), n, got.data(), n, panel, panel > 0};
+        g.a_transposed = true;
+        device_gemm(g);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+            << "path " << int(path) << " " << m << "x" << n << "x" << k << " panel " << panel;
+      }
+    }
+    force_gemm_path(GemmPath::automatic);
+  }
+}
+
 // Binary16 output straight from the registers (c_fp16) gives the bits of the float result
 // rounded to FP16, on every path, register-tile shape, tail, chunked inner extent (> 384),
 // with and without panels, A as floats or as codes (NaN included); the gap of a wider
@@ -301,8 +328,9 @@ TEST(DeviceKernels, ReduceAddFp16MatchesFloatKernel) {
   }
 }
 
-// Attention scores and values against the definition written out per element: the row
-// maxima and sums are computed 8 rows side by side, which must not change a bit.
+// Attention scores and values against the definition written out per element: the
+// scores are key-major (s[j * queries + i]) and the row maxima and sums are computed 16 or
+// 8 queries side by side, which must not change a bit.
 // Row maxima follow m = s > m ? s : m in key order: NaN scores never win, infinities do.
 TEST(DeviceKernels, AttentionRowMaximaWithSpecialValues) {
   const int queries = 11, keys = 9, d = 4;
@@ -312,22 +340,28 @@ TEST(DeviceKernels, AttentionRowMaximaWithSpecialValues) {
   q[2 * d + 1] = NAN;       // row 2: every score NaN
   q[9 * d + 1] = INFINITY;  // row 9: inf x k[.][1]
   k[5 * d + 1] = 1.0f;      // key 5: row 9 gets +inf there (and NaN where k[.][1] is 0)
-  std::vector<float> s(queries * keys), m(queries);
-  device_attention_scores(q.data(), d, k.data(), d, queries, keys, d, 0.5f, s.data(), m.data());
-  for (int i = 0; i < queries; ++i) {
-    float want = -INFINITY;
-    for (int j = 0; j < keys; ++j) want = s[i * keys + j] > want ? s[i * keys + j] : want;
-    ASSERT_EQ(std::memcmp(&m[i], &want, 4), 0) << "row " << i << ": " << m[i] << " vs " << want;
+  for (auto path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar}) {
+    force_gemm_path(path);
+    std::vector<float> s(queries * keys), m(queries);
+    device_attention_scores(q.data(), d, k.data(), d, queries, keys, d, 0.5f, s.data(), m.data());
+    for (int i = 0; i < queries; ++i) {
+      float want = -INFINITY;
+      for (int j = 0; j < keys; ++j) want = s[j * queries + i] > want ? s[j * queries + i] : want;
+      ASSERT_EQ(std::memcmp(&m[i], &want, 4), 0) << "path " << int(path) << " row " << i << ": " << m[i] << " vs " << want;
+    }
+    EXPECT_EQ(m[2], -INFINITY);
+    EXPECT_EQ(m[9], INFINITY);
   }
-  EXPECT_EQ(m[2], -INFINITY);
-  EXPECT_EQ(m[9], INFINITY);
+  force_gemm_path(GemmPath::automatic);
 }
 
 TEST(DeviceKernels, AttentionScoresAndValuesMatchDefinition) {
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (auto path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar})
   for (int queries : {1, 8, 25, 32}) {
     for (int keys : {7, 16, 183}) {
+      force_gemm_path(path);
       const int d = 72;
       std::vector<float> q(queries * d), k(keys * d), v(keys * d);
       for (auto* t : {&q, &k, &v})
@@ -355,19 +389,25 @@ TEST(DeviceKernels, AttentionScoresAndValuesMatchDefinition) {
           float t = 0.0f;
           for (int e = 0; e < d; ++e) t = std::fma(q[i * d + e], k[j * d + e], t);
           t = t * scale;
-          ASSERT_EQ(s[i * keys + j], t) << i << " " << j;
+          ASSERT_EQ(s[j * queries + i], t) << i << " " << j;
           want_m = t > want_m ? t : want_m;
         }
         ASSERT_EQ(m[i], want_m) << i;
         for (int j = 0; j < keys; ++j) {
-          const float e = device_exp(s[i * keys + j] - m[i]);
+          const float e = device_exp(s[j * queries + i] - m[i]);
           l += e;
-          ASSERT_EQ(p[i * keys + j], round_fp16(e)) << i << " " << j;
+          ASSERT_EQ(p[j * queries + i], round_fp16(e)) << i << " " << j;
         }
         ASSERT_EQ(part[i * (d + 1) + d], l) << queries << " x " << keys << " row " << i;
+        for (int e = 0; e < d; ++e) {
+          float o = 0.0f;
+          for (int j = 0; j < keys; ++j) o = std::fma(p[j * queries + i], v[j * d + e], o);
+          ASSERT_EQ(part[i * (d + 1) + e], o) << "path " << int(path) << " " << queries << " x " << keys << " o[" << i << "][" << e << "]";
+        }
       }
     }
   }
+  force_gemm_path(GemmPath::automatic);
 }
 
 // The key blocks' partials combined as written out: o = 0, o = o + o_b and l = 0,
