@@ -287,6 +287,32 @@ TEST(DeviceKernels, LayerNormNormalises) {
   for (float v : y) EXPECT_EQ(v, round_fp16(v));
 }
 
+// The LayerNorm row as written in docs/NUMERICS.md, element by element, on every path
+// (the normalisation runs 16, 8 or 1 elements at a time), widths with and without tails.
+TEST(DeviceKernels, LayerNormMatchesDefinitionOnEveryPath) {
+  std::mt19937 rng(8);
+  std::normal_distribution<float> dist(0.5f, 2.0f);
+  for (int width : {1152, 37, 8, 1}) {
+    std::vector<float> x(width), g(width), b(width);
+    for (auto* v : {&x, &g, &b})
+      for (auto& e : *v) e = round_fp16(dist(rng));
+    float sum = 0.0f;
+    for (float e : x) sum = sum + e;
+    const float mean = sum / static_cast<float>(width);
+    float squares = 0.0f;
+    for (float e : x) squares = squares + (e - mean) * (e - mean);
+    const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(width) + 1e-6f);
+    for (auto path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar}) {
+      force_gemm_path(path);
+      std::vector<float> out(width);
+      device_layernorm_row(x.data(), g.data(), b.data(), out.data(), width, 1e-6f);
+      for (int i = 0; i < width; ++i)
+        ASSERT_EQ(out[i], round_fp16(((x[i] - mean) * rstd) * g[i] + b[i])) << "path " << int(path) << " width " << width << " at " << i;
+    }
+    force_gemm_path(GemmPath::automatic);
+  }
+}
+
 TEST(DeviceKernels, GeluTanhMatchesFormula) {
   std::vector<float> x, y;
   for (float v = -6.0f; v <= 6.0f; v += 0.0625f) x.push_back(v);
