@@ -4,6 +4,7 @@
 // exchanges copy bytes between tiles as scheduled; the host writes weights once and the
 // image every call through the package's bindings, and reads the embedding back the
 // same way. Arithmetic: numerics/device_kernels (docs/NUMERICS.md).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,16 +64,23 @@ class Device {
   void compute_phase(std::uint32_t step, std::uint32_t iteration);
   void exchange_phase(std::uint32_t step, std::uint32_t iteration);
   // The exchange of `producer` fused into the compute phase of `step`: per tile, its
-  // incoming copies, then its kernels (deferred to after all copies if they overwrite a
-  // source of that exchange on the tile).
+  // incoming copies, then its kernels (deferred if they overwrite a source of that
+  // exchange on the tile: they then run after the receives of every tile that reads
+  // from it, started by the last of those receives).
   struct Fusion {
     std::vector<std::uint32_t> tiles;    // receiving or computing, ascending
     std::vector<std::int32_t> group;     // per entry of tiles: index into tile_calls_[step], or -1
-    std::vector<std::uint8_t> deferred;  // per entry: kernels wait for all copies
+    std::vector<std::uint8_t> deferred;  // per entry: kernels wait for the readers' receives
+    std::vector<std::uint32_t> waits;    // per deferred entry: receives to wait for (its own included)
+    // Per entry (CSR): the deferred entries its receive counts down (its own if deferred,
+    // and those whose tiles it receives from).
+    std::vector<std::uint32_t> release_first, release;
   };
   Fusion make_fusion(std::uint32_t producer, std::uint32_t step) const;
   void fused_phase(std::uint32_t producer, std::uint32_t producer_iteration, std::uint32_t step, std::uint32_t iteration);
   std::vector<Fusion> fusions_;  // per step s: s fused with the exchange of s - 1
+  std::unique_ptr<std::atomic<std::uint32_t>[]> countdown_;  // per entry of the running fusion
+  std::size_t countdown_size_ = 0;
   Fusion loop_fusion_;           // the loop's first step with the exchange of its last
   std::int64_t pending_step_ = -1;  // the step whose exchange has not run yet
   std::uint32_t pending_iteration_ = 0;
