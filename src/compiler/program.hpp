@@ -26,7 +26,8 @@ enum class KernelKind : std::uint8_t {
   layernorm,         // rows x width, FP32 statistics, gamma/beta f16
   gelu,              // tanh form, f16 -> f16
   cast_fp8,          // f16 -> f143 at `scale`
-  attention_scores,  // s[q,k] f32 = (Q K^T) * scale for one head's query and key blocks, + row maxima
+  attention_scores,  // s[q,k] f32 = (Q K^T) * scale for one head's query and key blocks, stored key-major
+                     // (element k * queries + q), + row maxima
   attention_values,  // with all blocks' maxima: p = fp16(exp(s - max)), partial {P.V, sum} f32 per row
   attention_combine, // key blocks' partials summed in block order -> fp16(o / l)
 };
