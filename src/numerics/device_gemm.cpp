@@ -227,6 +227,13 @@ void tile_256(const DeviceGemm& g, int row, int col, const Span& s) {
     for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + static_cast<std::size_t>(r) * g.ldc + 8 * c, acc[r][c]);
 }
 
+// Element (row, k) of A whatever its storage (the scalar path's run-time choice).
+float a_element(const DeviceGemm& g, int row, int k) {
+  if (g.a_codes) return a_value<AKind::codes>(g, a_origin<AKind::codes>(g, row), 0, k, g.lda);
+  if (g.a_transposed) return a_value<AKind::transposed>(g, a_origin<AKind::transposed>(g, row), 0, k, g.lda);
+  return a_value<AKind::floats>(g, a_origin<AKind::floats>(g, row), 0, k, g.lda);
+}
+
 // One output element: the same sequence of operations as one lane of the vector tiles.
 void scalar_element(const DeviceGemm& g, int row, int col, const Span& s) {
   float& out = g.c[static_cast<std::size_t>(row) * g.ldc + col];
@@ -235,10 +242,7 @@ void scalar_element(const DeviceGemm& g, int row, int col, const Span& s) {
   for (int k0 = s.k0; k0 < s.k1; k0 += step) {
     const int k1 = std::min(s.k1, k0 + step);
     for (int k = k0; k < k1; ++k) {
-      const float a = g.a_codes      ? a_value<AKind::codes>(g, a_origin<AKind::codes>(g, row), 0, k, g.lda)
-                      : g.a_transposed ? a_value<AKind::transposed>(g, a_origin<AKind::transposed>(g, row), 0, k, g.lda)
-                                       : a_value<AKind::floats>(g, a_origin<AKind::floats>(g, row), 0, k, g.lda);
-      t = std::fma(a, g.b[static_cast<std::size_t>(k) * g.ldb + col], t);
+      t = std::fma(a_element(g, row, k), g.b[static_cast<std::size_t>(k) * g.ldb + col], t);
     }
     if (g.panel > 0) t = round_fp16(t);
   }
@@ -286,13 +290,15 @@ void strip_scalar(const DeviceGemm& g, int col, int width, const Span& s) {
 }  // namespace
 
 void force_gemm_path(GemmPath path) { g_forced_path = path; }
-GemmPath forced_gemm_path() { return g_forced_path; }
+GemmPath gemm_path() {
+  if (g_forced_path == GemmPath::automatic || (g_forced_path == GemmPath::avx512 && !has_avx512()))
+    return has_avx512() ? GemmPath::avx512 : GemmPath::avx2;
+  return g_forced_path;
+}
 
 void device_gemm(const DeviceGemm& g) {
   if (g.rows <= 0 || g.columns <= 0) return;
-  GemmPath path = g_forced_path;
-  if (path == GemmPath::automatic) path = has_avx512() ? GemmPath::avx512 : GemmPath::avx2;
-  if (path == GemmPath::avx512 && !has_avx512()) path = GemmPath::avx2;
+  const GemmPath path = gemm_path();
   // Strips of whole register tiles: 64 columns (AVX-512) or 16 (AVX2, scalar); with
   // AVX-512 a last strip of at most 16 columns joins the one before (up to 80 columns).
   const int strip = path == GemmPath::avx512 ? 64 : 16;

@@ -312,8 +312,8 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
   const float rstd = 1.0f / std::sqrt(variance + eps);
   // The normalisation as explicit vectors: GCC's -O2 vectoriser leaves this loop scalar
   // (it would need run-time alias checks), which was a third of the kernel.
-  const GemmPath path = forced_gemm_path();
-  int i = path != GemmPath::scalar && path != GemmPath::avx2 && has_avx512() ? normalise_512(x, gamma, beta, out, width, mean, rstd) : 0;
+  const GemmPath path = gemm_path();
+  int i = path == GemmPath::avx512 ? normalise_512(x, gamma, beta, out, width, mean, rstd) : 0;
   const __m256 m8 = _mm256_set1_ps(mean), s8 = _mm256_set1_ps(rstd);
   for (; path != GemmPath::scalar && i + 8 <= width; i += 8) {
     const __m256 t = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m8), s8), _mm256_loadu_ps(gamma + i));
@@ -354,10 +354,10 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
   qt.resize(static_cast<std::size_t>(head_dim) * queries);
   transpose(q, ldq, queries, head_dim, qt.data(), queries);
   device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt.data(), queries, scores, queries, 0, false});
-  const GemmPath path = forced_gemm_path();
-  std::size_t e = path == GemmPath::scalar                         ? 0
-                  : has_avx512() && path != GemmPath::avx2 ? scale_max_512(scores, queries, keys, scale, row_max)
-                                                                   : scale_max_256(scores, queries, keys, scale, row_max);
+  const GemmPath path = gemm_path();
+  std::size_t e = path == GemmPath::avx512 ? scale_max_512(scores, queries, keys, scale, row_max)
+                  : path == GemmPath::avx2 ? scale_max_256(scores, queries, keys, scale, row_max)
+                                           : 0;
   for (; e < static_cast<std::size_t>(queries); ++e) {
     float m = -INFINITY;
     for (int j = 0; j < keys; ++j) {
@@ -374,11 +374,10 @@ void device_attention_values(const float* scores, float* probabilities, const fl
   const int width = head_dim + 1;
   // e, l and p in one pass over the key-major scores: lane i is query i, so l_i (its keys
   // ascending) is a vector add per key.
-  const GemmPath path = forced_gemm_path();
-  std::size_t e = path == GemmPath::scalar ? 0
-                  : has_avx512() && path != GemmPath::avx2
-                      ? exp_sum_round_512(scores, probabilities, row_max, queries, keys, partial, width)
-                      : exp_sum_round_256(scores, probabilities, row_max, queries, keys, partial, width);
+  const GemmPath path = gemm_path();
+  std::size_t e = path == GemmPath::avx512 ? exp_sum_round_512(scores, probabilities, row_max, queries, keys, partial, width)
+                  : path == GemmPath::avx2 ? exp_sum_round_256(scores, probabilities, row_max, queries, keys, partial, width)
+                                           : 0;
   for (; e < static_cast<std::size_t>(queries); ++e) {
     float l = 0.0f;
     for (int j = 0; j < keys; ++j) {

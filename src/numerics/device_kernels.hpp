@@ -50,7 +50,9 @@ void device_gemm(const DeviceGemm& g);
 // to check that.
 enum class GemmPath { automatic, avx512, avx2, scalar };
 void force_gemm_path(GemmPath path);
-GemmPath forced_gemm_path();
+// The path in effect: the forced one (AVX2 instead of AVX-512 on a CPU without it), else
+// AVX-512 if the CPU has it, else AVX2. Never `automatic`.
+GemmPath gemm_path();
 
 // out[i] = fp16(sum_p partials[p][i]) summed in FP32, p ascending: the reduction of a
 // GEMM whose inner dimension was split over tiles.
