@@ -26,8 +26,8 @@ inline __m256 exp8(__m256 x) {
   x = _mm256_min_ps(_mm256_set1_ps(kExpClampAbove), x);  // NaN stays NaN, as in the scalar `if`
   const __m256 n =
       _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kExpLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 r = _mm256_sub_ps(_mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(kExpLn2Hi))),
-                                 _mm256_mul_ps(n, _mm256_set1_ps(kExpLn2Lo)));
+  // n * ln2_hi is exact (see exp16): one fused multiply-subtract, the same rounding.
+  const __m256 r = _mm256_sub_ps(_mm256_fnmadd_ps(n, _mm256_set1_ps(kExpLn2Hi), x), _mm256_mul_ps(n, _mm256_set1_ps(kExpLn2Lo)));
   __m256 p = _mm256_set1_ps(kExpPolynomial[0]);
   TV_UNROLL8
   for (int i = 1; i < 8; ++i) p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kExpPolynomial[i]));
@@ -125,21 +125,23 @@ std::size_t exp_sum_round_256(const float* s, float* p, const float* row_max, in
   return static_cast<std::size_t>(groups);
 }
 
-// exp8 and tanh8 on 16 lanes (AVX-512): the same operations, so every lane equals the
-// scalar result (blends are mask moves).
+// exp8 and tanh8 on 16 lanes (AVX-512): the same results, so every lane equals the scalar
+// result (blends are mask moves). Two steps use fewer instructions for the same exact
+// operation: n * ln2_hi is exact (n has at most 8 bits, ln2_hi 8 significant bits), so
+// x - n * ln2_hi is one fused multiply-subtract with the same single rounding; and for the
+// lanes kept (n in [-126, 127]) p * 2^n is a multiplication by a normal power of two, which
+// vscalefps does with the same rounding in one instruction instead of four.
 #define TV_AVX512F __attribute__((target("avx512f")))
 TV_AVX512F inline __m512 exp16(__m512 v) {
   const __mmask16 flush = _mm512_cmp_ps_mask(v, _mm512_set1_ps(kExpFlushBelow), _CMP_LT_OQ);
   v = _mm512_min_ps(_mm512_set1_ps(kExpClampAbove), v);
   const __m512 n =
       _mm512_roundscale_ps(_mm512_mul_ps(v, _mm512_set1_ps(kExpLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 r = _mm512_sub_ps(_mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Hi))),
-                                 _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Lo)));
+  const __m512 r = _mm512_sub_ps(_mm512_fnmadd_ps(n, _mm512_set1_ps(kExpLn2Hi), v), _mm512_mul_ps(n, _mm512_set1_ps(kExpLn2Lo)));
   __m512 p = _mm512_set1_ps(kExpPolynomial[0]);
   TV_UNROLL8
   for (int i = 1; i < 8; ++i) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(kExpPolynomial[i]));
-  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~flush), _mm512_mul_ps(p, _mm512_castsi512_ps(bits)));
+  return _mm512_maskz_scalef_ps(static_cast<__mmask16>(~flush), p, n);
 }
 
 TV_AVX512F inline __m512 tanh16(__m512 x) {
@@ -222,9 +224,10 @@ TV_AVX512F std::size_t gelu_512(const float* x, float* out, std::size_t count, f
 }  // namespace
 
 void device_exp_array(const float* x, float subtract, float* out, std::size_t count) {
-  std::size_t i = has_avx512() ? exp_array_512(x, subtract, out, count) : 0;
+  const GemmPath path = gemm_path();
+  std::size_t i = path == GemmPath::avx512 ? exp_array_512(x, subtract, out, count) : 0;
   const __m256 s = _mm256_set1_ps(subtract);
-  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
+  for (; path != GemmPath::scalar && i + 8 <= count; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), s)));
   for (; i < count; ++i) out[i] = device_exp(x[i] - subtract);
 }
 
@@ -325,8 +328,9 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
 
 void device_gelu(const float* x, float* out, std::size_t count) {
   const float k = 0.7978845608028654f;  // sqrt(2/pi)
-  std::size_t i = has_avx512() ? gelu_512(x, out, count, k) : 0;
-  for (; i + 8 <= count; i += 8) {
+  const GemmPath path = gemm_path();
+  std::size_t i = path == GemmPath::avx512 ? gelu_512(x, out, count, k) : 0;
+  for (; path != GemmPath::scalar && i + 8 <= count; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
     const __m256 inner =
@@ -349,11 +353,13 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
   // head_dim) is the small operand to transpose, and lane i of a key's row is query i, so
   // the scale and each query's maximum over its keys in order are plain vector operations
   // in one pass (the values kernel reads them in the same layout).
-  // Per-thread and reused: the device model calls this ~200 K times per inference.
-  thread_local std::vector<float> qt;
-  qt.resize(static_cast<std::size_t>(head_dim) * queries);
-  transpose(q, ldq, queries, head_dim, qt.data(), queries);
-  device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt.data(), queries, scores, queries, 0, false});
+  // Per-thread and reused: the device model calls this ~200 K times per inference. Q^T is
+  // the GEMM's B, loaded a vector at a time: it starts on a 64 B line so no load splits.
+  thread_local std::vector<float> qt_storage;
+  qt_storage.resize(static_cast<std::size_t>(head_dim) * queries + 16);
+  float* qt = qt_storage.data() + (16 - reinterpret_cast<std::uintptr_t>(qt_storage.data()) % 64 / 4) % 16;
+  transpose(q, ldq, queries, head_dim, qt, queries);
+  device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt, queries, scores, queries, 0, false});
   const GemmPath path = gemm_path();
   std::size_t e = path == GemmPath::avx512 ? scale_max_512(scores, queries, keys, scale, row_max)
                   : path == GemmPath::avx2 ? scale_max_256(scores, queries, keys, scale, row_max)

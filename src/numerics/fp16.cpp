@@ -43,6 +43,17 @@ TV_AVX512 void from_bits_512(const std::uint16_t* in, float* out, std::size_t co
   }
 }
 
+TV_AVX512 void from_bits_rows_512(const std::uint16_t* in, std::size_t in_stride, float* out, std::size_t out_stride,
+                                  std::size_t rows, std::size_t cols) {
+  const std::size_t full = cols & ~std::size_t(15);
+  const __mmask16 m = static_cast<__mmask16>((1u << (cols - full)) - 1);
+  for (std::size_t r = 0; r < rows; ++r, in += in_stride, out += out_stride) {
+    for (std::size_t i = 0; i < full; i += 16)
+      _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i))));
+    if (m) _mm512_mask_storeu_ps(out + full, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, in + full)));
+  }
+}
+
 #pragma GCC diagnostic pop
 
 }  // namespace
@@ -73,6 +84,12 @@ void from_fp16_bits(const std::uint16_t* in, float* out, std::size_t count) {
   for (; i + 8 <= count; i += 8)
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
   for (; i < count; ++i) out[i] = fp16_value(in[i]);
+}
+
+void from_fp16_bits_rows(const std::uint16_t* in, std::size_t in_stride, float* out, std::size_t out_stride, std::size_t rows,
+                         std::size_t cols) {
+  if (has_avx512()) return from_bits_rows_512(in, in_stride, out, out_stride, rows, cols);
+  for (std::size_t r = 0; r < rows; ++r) from_fp16_bits(in + r * in_stride, out + r * out_stride, cols);
 }
 
 }  // namespace tilevit::numerics

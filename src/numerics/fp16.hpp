@@ -19,5 +19,9 @@ inline float round_fp16(float x) { return fp16_value(fp16_bits(x)); }
 void round_fp16(float* data, std::size_t count);
 void to_fp16_bits(const float* in, std::uint16_t* out, std::size_t count);
 void from_fp16_bits(const std::uint16_t* in, float* out, std::size_t count);
+// `rows` rows of `cols` values, row r at in + r * in_stride and out + r * out_stride (one
+// call instead of one per row: attention_values pads V's rows to whole cache lines).
+void from_fp16_bits_rows(const std::uint16_t* in, std::size_t in_stride, float* out, std::size_t out_stride, std::size_t rows,
+                         std::size_t cols);
 
 }  // namespace tilevit::numerics

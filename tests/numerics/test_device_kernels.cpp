@@ -3,6 +3,7 @@
 #include <cstring>
 #include <omp.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -230,25 +231,30 @@ TEST(DeviceGemm, Fp16OutputEqualsRoundedFloatOutput) {
   }
 }
 
-// The 8-lane exp, tanh (through GELU) and softmax equal the scalar functions bit for bit.
+// The 16- and 8-lane exp and tanh (through GELU) equal the scalar functions bit for bit on
+// every path: a dense walk over the range and every 4099th float bit pattern (all signs,
+// exponents, subnormals, infinities and NaNs).
 TEST(DeviceMath, VectorExpAndGeluMatchScalar) {
   std::vector<float> x;
   for (float v = -100.0f; v < 100.0f; v += 0.0137f) x.push_back(v);
-  for (float v : {-87.0f, -87.0001f, -86.9999f, 88.0f, 88.5f, 0.0f, -0.0f, 1e-30f, INFINITY, -INFINITY}) x.push_back(v);
-  std::vector<float> e(x.size());
-  device_exp_array(x.data(), 0.25f, e.data(), x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(e[i], device_exp(x[i] - 0.25f)) << x[i];
-  std::vector<float> g(x.size());
-  device_gelu(x.data(), g.data(), x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const float v = x[i];
-    const float want = round_fp16((0.5f * v) * (1.0f + device_tanh(0.7978845608028654f * (v + 0.044715f * (v * v * v)))));
-    if (std::isnan(want)) {
-      ASSERT_TRUE(std::isnan(g[i])) << v;
-    } else {
-      ASSERT_EQ(g[i], want) << v;
+  for (float v : {-87.0f, -87.0001f, -86.9999f, -87.25f, -87.5f, 88.0f, 88.25f, 88.5f, 0.0f, -0.0f, 1e-30f, INFINITY, -INFINITY})
+    x.push_back(v);
+  for (std::uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4099) x.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(u)));
+  auto same = [](float got, float want) { return std::isnan(want) ? std::isnan(got) : got == want; };
+  for (GemmPath path : {GemmPath::avx512, GemmPath::avx2, GemmPath::scalar}) {
+    force_gemm_path(path);
+    std::vector<float> e(x.size());
+    device_exp_array(x.data(), 0.25f, e.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_TRUE(same(e[i], device_exp(x[i] - 0.25f))) << "path " << int(path) << " x " << x[i];
+    std::vector<float> g(x.size());
+    device_gelu(x.data(), g.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float v = x[i];
+      const float want = round_fp16((0.5f * v) * (1.0f + device_tanh(0.7978845608028654f * (v + 0.044715f * (v * v * v)))));
+      ASSERT_TRUE(same(g[i], want)) << "path " << int(path) << " x " << v;
     }
   }
+  force_gemm_path(GemmPath::automatic);
 }
 
 TEST(DeviceMath, ExpAndTanhAccuracy) {

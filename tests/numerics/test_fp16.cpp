@@ -87,3 +87,21 @@ TEST(Fp16, BulkEqualsScalarBitForBitAtEveryLength) {
     EXPECT_EQ(back[n], -7.0f) << n;
   }
 }
+
+// Strided rows (attention_values' V with rows padded to cache lines): each row converts as
+// one from_fp16_bits of it, and the padding between output rows is never written.
+TEST(Fp16, RowsEqualPerRowConversionAndKeepThePadding) {
+  for (std::size_t cols : {std::size_t(1), std::size_t(8), std::size_t(16), std::size_t(17), std::size_t(72)}) {
+    const std::size_t rows = 5, in_stride = cols + 3, out_stride = (cols + 15) / 16 * 16 + 16;
+    std::vector<std::uint16_t> in(rows * in_stride);
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
+    std::vector<float> out(rows * out_stride, -9.0f);
+    from_fp16_bits_rows(in.data(), in_stride, out.data(), out_stride, rows, cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::vector<float> want(cols);
+      from_fp16_bits(in.data() + r * in_stride, want.data(), cols);
+      ASSERT_EQ(0, std::memcmp(out.data() + r * out_stride, want.data(), cols * 4)) << cols << " row " << r;
+      for (std::size_t c = cols; c < out_stride; ++c) ASSERT_EQ(out[r * out_stride + c], -9.0f) << cols << " row " << r;
+    }
+  }
+}
