@@ -223,6 +223,13 @@ TV_AVX512F std::size_t gelu_512(const float* x, float* out, std::size_t count, f
 
 }  // namespace
 
+float* line_aligned(std::vector<float>& storage, std::size_t n) {
+  constexpr std::size_t kLine = 64 / sizeof(float);
+  if (storage.size() < n + kLine) storage.resize(n + kLine);
+  const std::size_t misfit = reinterpret_cast<std::uintptr_t>(storage.data()) % 64 / sizeof(float);
+  return storage.data() + (misfit == 0 ? 0 : kLine - misfit);
+}
+
 void device_exp_array(const float* x, float subtract, float* out, std::size_t count) {
   const GemmPath path = gemm_path();
   std::size_t i = path == GemmPath::avx512 ? exp_array_512(x, subtract, out, count) : 0;
@@ -353,11 +360,10 @@ void device_attention_scores(const float* q, int ldq, const float* k, int ldk, i
   // head_dim) is the small operand to transpose, and lane i of a key's row is query i, so
   // the scale and each query's maximum over its keys in order are plain vector operations
   // in one pass (the values kernel reads them in the same layout).
-  // Per-thread and reused: the device model calls this ~200 K times per inference. Q^T is
-  // the GEMM's B, loaded a vector at a time: it starts on a 64 B line so no load splits.
+  // Per-thread and reused: the device model calls this ~40 K times per inference. Q^T is
+  // the GEMM's B: it starts on a cache line.
   thread_local std::vector<float> qt_storage;
-  qt_storage.resize(static_cast<std::size_t>(head_dim) * queries + 16);
-  float* qt = qt_storage.data() + (16 - reinterpret_cast<std::uintptr_t>(qt_storage.data()) % 64 / 4) % 16;
+  float* qt = line_aligned(qt_storage, static_cast<std::size_t>(head_dim) * queries);
   transpose(q, ldq, queries, head_dim, qt, queries);
   device_gemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt, queries, scores, queries, 0, false});
   const GemmPath path = gemm_path();

@@ -8,6 +8,7 @@
 // do not depend on vectorisation, blocking or the number of threads.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tilevit::numerics {
 
@@ -45,9 +46,13 @@ struct DeviceGemm {
 
 // Runs in parallel over column strips (OpenMP) unless called inside a parallel region.
 void device_gemm(const DeviceGemm& g);
-// Which instruction set device_gemm and the attention kernels' passes use (automatic:
-// AVX-512 if the CPU has it, else AVX2). All give identical results; tests force each one
-// to check that.
+// A buffer of at least n floats in `storage` that starts on a 64 B cache line: the
+// GEMMs load B a whole vector at a time, and with malloc's 16 B alignment every such load
+// was split across two lines (3-10% of a GEMM call).
+float* line_aligned(std::vector<float>& storage, std::size_t n);
+// Which instruction set device_gemm, the attention kernels' passes, exp and GELU use
+// (automatic: AVX-512 if the CPU has it, else AVX2). All give identical results; tests
+// force each one to check that.
 enum class GemmPath { automatic, avx512, avx2, scalar };
 void force_gemm_path(GemmPath path);
 // The path in effect: the forced one (AVX2 instead of AVX-512 on a CPU without it), else

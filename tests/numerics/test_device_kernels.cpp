@@ -475,3 +475,15 @@ TEST(DeviceKernels, AttentionCombineMatchesDefinition) {
     }
   }
 }
+
+// GEMM operand buffers start on a 64 B line and hold the n floats asked for, whatever the
+// storage held before (it only grows).
+TEST(DeviceKernels, LineAlignedBuffersStartOnALine) {
+  std::vector<float> storage;
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(15), std::size_t(13824), std::size_t(7)}) {
+    float* p = line_aligned(storage, n);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u) << n;
+    EXPECT_GE(p, storage.data());
+    EXPECT_LE(p + n, storage.data() + storage.size()) << n;
+  }
+}
