@@ -132,6 +132,10 @@ std::size_t exp_sum_round_256(const float* s, float* p, const float* row_max, in
 // lanes kept (n in [-126, 127]) p * 2^n is a multiplication by a normal power of two, which
 // vscalefps does with the same rounding in one instruction instead of four.
 #define TV_AVX512F __attribute__((target("avx512f")))
+
+// The first min(n, 16) of 16 lanes (n >= 1).
+inline __mmask16 lanes_up_to(std::size_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1); }
+
 TV_AVX512F inline __m512 exp16(__m512 v) {
   const __mmask16 flush = _mm512_cmp_ps_mask(v, _mm512_set1_ps(kExpFlushBelow), _CMP_LT_OQ);
   v = _mm512_min_ps(_mm512_set1_ps(kExpClampAbove), v);
@@ -161,7 +165,7 @@ TV_AVX512F std::size_t exp_array_512(const float* x, float subtract, float* out,
   // The tail as masked lanes (each lane the same operations; lanes beyond are neither read
   // nor written): as scalar calls it cost a tenth of attention_values.
   if (i < count) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (count - i)) - 1);
+    const __mmask16 m = lanes_up_to(count - i);
     _mm512_mask_storeu_ps(out + i, m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), s)));
     i = count;
   }
@@ -174,7 +178,7 @@ TV_AVX512F std::size_t scale_max_512(float* s, int queries, int keys, float scal
   const __m512 factor = _mm512_set1_ps(scale);
   int e = 0;
   for (; e < queries; e += 16) {
-    const __mmask16 lanes = queries - e >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (queries - e)) - 1);
+    const __mmask16 lanes = lanes_up_to(static_cast<std::size_t>(queries - e));
     __m512 m = _mm512_set1_ps(-INFINITY);
     for (int j = 0; j < keys; ++j) {
       float* p = s + static_cast<std::size_t>(j) * queries + e;
@@ -193,7 +197,7 @@ TV_AVX512F std::size_t exp_sum_round_512(const float* s, float* p, const float* 
                                          float* partial, int width) {
   constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   for (int e = 0; e < queries; e += 16) {
-    const __mmask16 lanes = queries - e >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (queries - e)) - 1);
+    const __mmask16 lanes = lanes_up_to(static_cast<std::size_t>(queries - e));
     const __m512 m = _mm512_maskz_loadu_ps(lanes, row_max + e);
     __m512 l = _mm512_setzero_ps();
     for (int j = 0; j < keys; ++j) {
