@@ -53,8 +53,9 @@ std::size_t first_output(const compiler::KernelCall& call) {
 
 }  // namespace
 
-TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile) : tiles_(tiles), bytes_per_tile_(bytes_per_tile) {
-  mapped_ = std::max<std::size_t>(std::size_t(tiles) * bytes_per_tile, 1);
+TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile)
+    : tiles_(tiles), bytes_per_tile_(bytes_per_tile), stride_(stride_for(bytes_per_tile)) {
+  mapped_ = std::max<std::size_t>(std::size_t(tiles) * stride_, 1);
   void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw Error("device: cannot map " + std::to_string(mapped_) + " B of tile memory", kExitInternal);
   madvise(p, mapped_, MADV_HUGEPAGE);  // a hint: without it (or THP off) only slower
@@ -131,8 +132,8 @@ Device::~Device() = default;
 // Anything out of range leaves `resolved` false and the phase to the checked path,
 // which names the transfer when it runs.
 void Device::resolve_copies(Exchange& ex) const {
-  const std::uint64_t size = pkg_.machine.sram_size;
-  if (std::uint64_t(pkg_.machine.tiles) * size > UINT32_MAX) return;
+  const std::uint64_t size = pkg_.machine.sram_size, stride = sram_.stride();  // offsets are tile * stride + offset
+  if (std::uint64_t(pkg_.machine.tiles) * stride > UINT32_MAX) return;
   std::uint64_t last = UINT32_MAX;
   std::vector<Copy> copies;
   copies.reserve(ex.destinations.size());
@@ -142,11 +143,11 @@ void Device::resolve_copies(Exchange& ex) const {
     for (std::uint32_t j = t.first; j < t.first + t.count; ++j) {
       const Destination& d = ex.destinations[j];
       if (std::uint64_t(d.offset) + t.bytes > size) return;
-      copies.push_back(Copy{static_cast<std::uint32_t>(d.tile * size + d.offset),
-                            static_cast<std::uint32_t>(t.source_tile * size + t.source_offset), t.bytes, t.source_stride});
+      copies.push_back(Copy{static_cast<std::uint32_t>(d.tile * stride + d.offset),
+                            static_cast<std::uint32_t>(t.source_tile * stride + t.source_offset), t.bytes, t.source_stride});
     }
   }
-  ex.copies = ExchangeCopies(std::move(copies), size, pkg_.machine.tiles);
+  ex.copies = ExchangeCopies(std::move(copies), stride, pkg_.machine.tiles);
   ex.last_valid_iteration = static_cast<std::uint32_t>(last);
   ex.resolved = true;
 }

@@ -28,7 +28,7 @@ class ExchangeCopies {
   static constexpr std::uint64_t kStreamingBytes = 16u << 20;
 
   ExchangeCopies() = default;
-  // `copies` in any order, into a memory of `tiles` tiles of `tile_bytes` each; sorted by
+  // `copies` in any order, into a memory of `tiles` tiles `tile_bytes` apart; sorted by
   // destination, merged where both sides continue, indexed by destination tile and cut
   // into chunks of about 16 KiB for the threads.
   ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_bytes, std::uint32_t tiles,

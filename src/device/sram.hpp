@@ -26,14 +26,22 @@ class TileMemory {
   TileMemory(const TileMemory&) = delete;
   TileMemory& operator=(const TileMemory&) = delete;
   std::span<std::uint8_t> tile(std::uint32_t t) {
-    return {base_ + std::size_t(t) * bytes_per_tile_, bytes_per_tile_};
+    return {base_ + std::size_t(t) * stride_, bytes_per_tile_};
   }
   std::uint32_t tiles() const { return tiles_; }
+  // Host bytes from one tile's first byte to the next one's: the SRAM size rounded up to an
+  // odd number of 64 B lines. At a stride of the C600's 624 KiB (a multiple of 16 KiB) the
+  // same address on every tile fell into 8 of the L2's 2,048 sets and one of the L1's 64,
+  // so an operand gathered from many tiles (a GEMM's A rows, multicast to 72 tiles) could
+  // not stay in cache between its receivers; an odd line count spreads consecutive tiles
+  // over all sets (those receives 12-13% faster, docs/DEVICE.md "Tenth round").
+  std::uint32_t stride() const { return stride_; }
+  static std::uint32_t stride_for(std::uint32_t bytes_per_tile) { return ((bytes_per_tile + 63) / 64 | 1) * 64; }
 
  private:
   std::uint8_t* base_ = nullptr;
   std::size_t mapped_ = 0;
-  std::uint32_t tiles_ = 0, bytes_per_tile_ = 0;
+  std::uint32_t tiles_ = 0, bytes_per_tile_ = 0, stride_ = 0;
 };
 
 // Where an access comes from, for error messages: "tile 12, superstep 7 (layer.qkv), gemm_fp8".

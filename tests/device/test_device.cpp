@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "compiler/compile.hpp"
 #include "device/device.hpp"
 #include "model/random_model.hpp"
@@ -131,4 +134,36 @@ TEST(Device, HostBindingNotMatchingTheModelIsRejected) {
   device::Device dev(b.contents);
   const std::string message = error_of([&] { dev.upload_weights(b.weights); });
   EXPECT_NE(message.find("has no counterpart in the model"), std::string::npos) << message;
+}
+
+// Tiles lie an odd number of 64 B lines apart in host memory, so the same address on
+// different tiles falls into different cache sets (at the C600's 624 KiB, a multiple of
+// 16 KiB, it fell into 8 of an L2's 2,048 sets); each tile still gets its own bytes.
+TEST(TileMemory, TilesAreAnOddNumberOfLinesApartAndDisjoint) {
+  for (std::uint32_t bytes : {1u, 63u, 64u, 65u, 128u, 4096u, 624u * 1024u}) {
+    const std::uint32_t stride = device::TileMemory::stride_for(bytes);
+    EXPECT_GE(stride, bytes);
+    EXPECT_LT(stride, bytes + 128);
+    EXPECT_EQ(stride % 64, 0u);
+    EXPECT_EQ(stride / 64 % 2, 1u) << bytes;
+  }
+  std::set<std::uint64_t> sets;
+  const std::uint64_t c600 = device::TileMemory::stride_for(624 * 1024);
+  for (std::uint64_t t = 0; t < 1472; ++t) sets.insert(t * c600 / 64 % 2048);
+  EXPECT_EQ(sets.size(), 1472u);  // every tile's first line in its own L2 set (was 8 sets)
+
+  device::TileMemory memory(5, 1000);
+  for (std::uint32_t t = 0; t < 5; ++t) {
+    auto tile = memory.tile(t);
+    ASSERT_EQ(tile.size(), 1000u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(tile.data()) % 64, 0u);
+    std::fill(tile.begin(), tile.end(), static_cast<std::uint8_t>(t + 1));
+  }
+  for (std::uint32_t t = 0; t < 5; ++t) {
+    for (std::uint8_t b : memory.tile(t)) {
+      ASSERT_EQ(b, t + 1) << "tile " << t;
+    }
+  }
+  ASSERT_EQ(memory.tiles(), 5u);
+  EXPECT_EQ(memory.tile(1).data() - memory.tile(0).data(), std::ptrdiff_t(memory.stride()));
 }
