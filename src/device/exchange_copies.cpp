@@ -103,7 +103,7 @@ void run_copies(std::uint8_t* base, const Copy* copies, std::size_t n, std::uint
                 copies[i].bytes);
 }
 
-ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_bytes, std::uint32_t tiles,
+ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_stride, std::uint32_t tiles,
                                std::uint64_t streaming_bytes)
     : copies_(std::move(copies)) {
   std::sort(copies_.begin(), copies_.end(), [](const Copy& a, const Copy& b) { return a.destination < b.destination; });
@@ -130,7 +130,7 @@ ExchangeCopies::ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_byte
   tile_first_.assign(std::size_t(tiles) + 1, static_cast<std::uint32_t>(copies_.size()));
   std::size_t i = 0;
   for (std::uint32_t t = 0; t < tiles; ++t) {
-    while (i < copies_.size() && copies_[i].destination / tile_bytes < t) ++i;
+    while (i < copies_.size() && copies_[i].destination / tile_stride < t) ++i;
     tile_first_[t] = static_cast<std::uint32_t>(i);
   }
 }

@@ -28,10 +28,10 @@ class ExchangeCopies {
   static constexpr std::uint64_t kStreamingBytes = 16u << 20;
 
   ExchangeCopies() = default;
-  // `copies` in any order, into a memory of `tiles` tiles `tile_bytes` apart; sorted by
+  // `copies` in any order, into a memory of `tiles` tiles `tile_stride` bytes apart; sorted by
   // destination, merged where both sides continue, indexed by destination tile and cut
   // into chunks of about 16 KiB for the threads.
-  ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_bytes, std::uint32_t tiles,
+  ExchangeCopies(std::vector<Copy> copies, std::uint64_t tile_stride, std::uint32_t tiles,
                  std::uint64_t streaming_bytes = kStreamingBytes);
 
   std::size_t chunks() const { return chunk_begin_.empty() ? 0 : chunk_begin_.size() - 1; }
