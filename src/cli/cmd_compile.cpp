@@ -8,6 +8,7 @@
 #include "cli/model_options.hpp"
 #include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
+#include "compiler/program_walk.hpp"
 #include "compiler/distribution.hpp"
 #include "package/program_codec.hpp"
 #include <algorithm>
@@ -87,13 +88,14 @@ struct CompileCommand {
     if (steps) {
       const auto& p = compiled.lowered.program;
       nlohmann::json rows = nlohmann::json::array();
+      const auto costs = compiler::step_costs(machine, p);
       for (std::size_t i = 0; i < p.steps.size(); ++i) {
-        const auto c = compiler::estimate_step(machine, p.steps[i]);
+        const auto& c = costs[i];
         const auto load = compiler::exchange_load(p.steps[i].exchange, machine.tiles);
         const auto max_rx = *std::max_element(load.received_bytes.begin(), load.received_bytes.end());
         rows.push_back({{"step", i},
                         {"label", p.steps[i].label},
-                        {"in_loop", i >= p.loop_begin && i < p.loop_end},
+                        {"in_loop", compiler::in_loop(p, static_cast<std::uint32_t>(i))},
                         {"kernel_calls", p.steps[i].compute.size()},
                         {"compute_cycles", c.compute},
                         {"transfers", p.steps[i].exchange.size()},

@@ -7,7 +7,7 @@
 #include "cli/command.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/distribution.hpp"
-#include "package/program_codec.hpp"
+#include "package/verified_package.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::cli {
@@ -30,8 +30,8 @@ struct InspectCommand {
   }
 
   int run() {
-    const package::Container container = package::Container::open(path);
-    const package::PackageContents c = package::decode_package(container);
+    const package::VerifiedPackage loaded = package::load_verified_package(path);
+    const package::PackageContents& c = loaded.contents;
     const auto& m = c.machine;
     const auto& p = c.program;
     // Per-tile memory from the placement itself.
@@ -43,7 +43,9 @@ struct InspectCommand {
     }
     std::vector<bool> has_allocations(m.tiles, false);
     for (const auto& a : p.allocations) has_allocations[a.tile] = true;
-    std::vector<std::uint64_t> kind_bytes[compiler::kAllocationKinds], peak, hole, table(m.tiles, 0);
+    const compiler::ProgramSummary summary = compiler::summarize_program(m, p, c.tensors);
+    std::vector<std::uint64_t> kind_bytes[compiler::kAllocationKinds], peak, hole;
+    const std::vector<std::uint64_t> table(summary.exchange_table_bytes.begin(), summary.exchange_table_bytes.end());
     std::uint32_t used = 0;
     for (std::uint32_t t = 0; t < m.tiles; ++t) {
       if (!has_allocations[t]) continue;
@@ -53,24 +55,11 @@ struct InspectCommand {
       hole.push_back(stats.largest_hole_at_peak);
       for (std::size_t k = 0; k < compiler::kAllocationKinds; ++k) kind_bytes[k].push_back(stats.bytes_by_kind[k]);
     }
-    std::uint64_t weight_bytes = 0, unique = 0;
-    for (const auto& a : p.allocations) {
-      if (a.request.kind == compiler::AllocationKind::parameter) weight_bytes += a.request.bytes;
-      if (a.request.label == "support.exchange_tables") table[a.tile] = a.request.bytes;
-    }
-    for (const auto& t : c.tensors)
-      if (t.kind == compiler::TensorKind::parameter) unique += t.bytes();
-      else if (t.kind == compiler::TensorKind::sequence) unique += t.bytes() * p.loop_count;
-    std::uint64_t cycles = 0, exchange_words = 0;
-    for (std::uint32_t i = 0; i < p.steps.size(); ++i) {
-      const std::uint64_t repeat = (i >= p.loop_begin && i < p.loop_end) ? p.loop_count : 1;
-      const auto cost = compiler::estimate_step(m, p.steps[i]);
-      cycles += repeat * (cost.compute + cost.exchange + cost.sync);
-      for (const auto& x : p.steps[i].exchange) exchange_words += repeat * (x.bytes / 4) * x.destinations.size();
-    }
+    const std::uint64_t weight_bytes = summary.weight_bytes, unique = summary.unique_weight_bytes;
+    const std::uint64_t cycles = summary.estimated_cycles, exchange_words = summary.exchange_bytes / 4;
     nlohmann::json j;
     j["package"] = path;
-    j["package_sha256"] = container.sha256_hex();
+    j["package_sha256"] = loaded.sha256;
     j["machine"] = m.name;
     j["model"] = c.config.name;
     j["layers"] = c.config.layers;

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
-#include "package/program_codec.hpp"
+#include "package/verified_package.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
 #include "profile/memory_png.hpp"
@@ -30,8 +30,8 @@ struct MemoryMapCommand {
 
   int run() {
     namespace fs = std::filesystem;
-    const package::Container container = package::Container::open(path);
-    const package::PackageContents c = package::decode_package(container);
+    const package::VerifiedPackage loaded = package::load_verified_package(path);
+    const package::PackageContents& c = loaded.contents;
     // A profiled package reserves the profiling buffers: they are part of its map.
     const nlohmann::json map = profile::memory_map_json(c.machine, c.program, c.program.profiling.enabled);
 
@@ -52,7 +52,7 @@ struct MemoryMapCommand {
     std::uint64_t entries = map.at("entries").get<std::uint64_t>();
     if (json) {
       nlohmann::json j{{"package", path},
-                       {"package_sha256", container.sha256_hex()},
+                       {"package_sha256", loaded.sha256},
                        {"out", out_dir},
                        {"tiles", c.machine.tiles},
                        {"allocations", c.program.allocations.size()},

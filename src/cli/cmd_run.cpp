@@ -19,7 +19,6 @@
 #include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
 #include "device/device.hpp"
-#include "device/timeline.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
 #include "profile/memory_png.hpp"
@@ -27,7 +26,7 @@
 #include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
 #include "formats/npy.hpp"
-#include "package/program_codec.hpp"
+#include "package/verified_package.hpp"
 #include "reference/compare.hpp"
 #include "reference/forward.hpp"
 #include "support/atomic_file.hpp"
@@ -167,14 +166,14 @@ struct RunCommand {
       write_bytes_atomically(path, bytes);
       compile_seconds = since(t0);
       // Run what was written, not the in-memory program: the package must stand alone.
-      const auto container = package::Container::open(path);
-      sha = container.sha256_hex();
-      contents = package::decode_package(container);
+      auto loaded = package::load_verified_package(path);
+      sha = loaded.sha256;
+      contents = std::move(loaded.contents);
       report["package"] = path;
     } else {
-      const auto container = package::Container::open(package_file);
-      sha = container.sha256_hex();
-      contents = package::decode_package(container);
+      auto loaded = package::load_verified_package(package_file);
+      sha = loaded.sha256;
+      contents = std::move(loaded.contents);
       report["package"] = package_file;
       // What a package records is fixed when it is compiled: a flag asking otherwise is an error.
       const auto& built = contents.program.profiling;
@@ -284,15 +283,17 @@ struct RunCommand {
       report["host_vs_reference"] = host / ref;
     }
     report["identical_across_calls"] = identical;
-    // Where the modelled cycles go, over all tiles (per-tile timelines: device/timeline.hpp).
-    // Totals only: no iteration in detail (the per-tile intervals are the profile's job).
-    const auto timeline = device::build_timeline(contents.machine, contents.program, 0);
+    // Where the modelled cycles go, over all tiles: the totals of a whole-call profile.
+    const profile::Profile totals =
+        profile::build_profile(contents.machine, contents.program, profile::ProfileOptions{compiler::Granularity::graph, 0});
     nlohmann::json activity;
-    const double tile_cycles = double(timeline.span) * contents.machine.tiles;
-    for (std::size_t a = 0; a < device::kActivities; ++a)
-      activity[device::activity_name(static_cast<device::Activity>(a))] = timeline.tile_cycles[a] / tile_cycles;
+    const double tile_cycles = double(totals.span) * contents.machine.tiles;
+    for (profile::SampleKind kind : {profile::SampleKind::compute, profile::SampleKind::idle, profile::SampleKind::sync,
+                                     profile::SampleKind::exchange})
+      activity[std::string(profile::to_string(kind))] = totals.tile_cycles[std::size_t(kind)] / tile_cycles;
     report["tile_activity_share"] = activity;
-    report["outputs"] = write_views(contents, sha, config);    report["cosines"] = cosines;
+    report["outputs"] = write_views(contents, sha, config);
+    report["cosines"] = cosines;
     report["min_cosine"] = cosines.empty() ? nlohmann::json(nullptr) : nlohmann::json(*std::min_element(cosines.begin(), cosines.end()));
     if (check_numerics) {
       double max_diff = 0;

@@ -69,10 +69,11 @@ struct Builder {
   }
 
   int attention(const std::string& name, int q, std::uint32_t q_col, int kv, std::uint32_t k_col, std::uint32_t v_col,
-                std::uint32_t rows, bool shared_query) {
+                std::uint32_t rows, AttentionUse use) {
     Op op{OpKind::attention, name, {q, kv}, activation(name + ".out", rows, g.config.width)};
     op.images = static_cast<std::uint32_t>(g.config.batch);
-    op.shared_query = shared_query;
+    op.attention_use = use;
+    op.shared_query = use == AttentionUse::map_pooling;  // every image's query is the probe
     op.q_col = q_col;
     op.k_col = k_col;
     op.v_col = v_col;
@@ -112,7 +113,7 @@ Graph build_vit_graph(const model::ViTConfig& c, const model::NumericsConfig& nu
   b.ops = &g.body;
   const int h1 = b.layernorm("layer.ln1", x, true);
   const int qkv = b.linear("layer.qkv", h1, 3 * w, GemmRole::Qkv, true);
-  const int attn = b.attention("layer.attention", qkv, 0, qkv, w, 2 * w, tokens, false);
+  const int attn = b.attention("layer.attention", qkv, 0, qkv, w, 2 * w, tokens, AttentionUse::encoder);
   const int x1 = b.add("layer.residual1", x, b.linear("layer.out", attn, w, GemmRole::AttentionOut, true));
   const int h2 = b.layernorm("layer.ln2", x1, true);
   const int x2 = b.add("layer.residual2", x1, b.mlp("layer.mlp", h2, GemmRole::MlpUp, GemmRole::MlpDown, true));
@@ -124,7 +125,8 @@ Graph build_vit_graph(const model::ViTConfig& c, const model::NumericsConfig& nu
   const int probe = b.param("head.probe", 1, w, DType::f16, false);
   const int q = b.linear("head.q", probe, w, GemmRole::MapQuery, false);
   const int kv = b.linear("head.kv", xn, 2 * w, GemmRole::MapKv, false);
-  const int pooled = b.attention("head.attention", q, 0, kv, 0, w, static_cast<std::uint32_t>(c.batch), true);
+  const int pooled = b.attention("head.attention", q, 0, kv, 0, w, static_cast<std::uint32_t>(c.batch),
+                                   AttentionUse::map_pooling);
   const int a = b.linear("head.out", pooled, w, GemmRole::MapOut, false);
   const int y = b.add("head.residual", a, b.mlp("head.mlp", b.layernorm("head.ln", a, false), GemmRole::MapMlpUp,
                                                  GemmRole::MapMlpDown, false));

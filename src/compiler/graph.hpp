@@ -44,6 +44,10 @@ enum class OpKind : std::uint8_t {
 };
 const char* op_name(OpKind kind);
 
+// Which attention an attention op is: the encoder layers' self-attention, or the MAP
+// head's pooling by its probe (their numerics splits are recorded apart).
+enum class AttentionUse : std::uint8_t { encoder, map_pooling };
+
 struct Op {
   OpKind kind;
   std::string name;             // "layer.qkv", "head.mlp.fc1", ...
@@ -56,6 +60,7 @@ struct Op {
   // shared_query every image uses the query tensor's single row (the MAP probe).
   std::uint32_t images = 1;
   bool shared_query = false;
+  AttentionUse attention_use = AttentionUse::encoder;
   float eps = 0;                // layernorm
 };
 

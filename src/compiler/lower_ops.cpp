@@ -13,11 +13,12 @@ namespace {
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
-KernelCall call(KernelKind kind, std::uint32_t tile, std::array<std::uint32_t, 4> dims, std::vector<Operand> operands) {
+KernelCall call(KernelKind kind, std::uint32_t tile, std::initializer_list<std::pair<Dim, std::uint32_t>> dims,
+                std::vector<Operand> operands) {
   KernelCall c;
   c.kind = kind;
   c.tile = tile;
-  c.dims = dims;
+  c.dims = make_dims(kind, dims);
   c.operands = std::move(operands);
   return c;
 }
@@ -140,7 +141,8 @@ void lower_gemm(LoweringContext& cx, const Op& op) {
     cell.partial = cx.allocate(cell.tile, op.name + ".partial", AllocationKind::activation, cell.rows * cell.cw * 2,
                                RegionNeed::any);
     cx.conflict(cell.partial, cell.a_alloc);
-    KernelCall k = call(fp8 ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, cell.tile, {cell.rows, cell.kw, cell.cw, 0},
+    KernelCall k = call(fp8 ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, cell.tile,
+                        {{Dim::rows, cell.rows}, {Dim::inner, cell.kw}, {Dim::cols, cell.cw}},
                         {cx.operand(cell.a_alloc, 0, cell.rows * cell.kw * esize),
                          cx.operand(cell.w_alloc, 0, cell.kw * cell.cw * esize, cell.w_stride),
                          cx.operand(cell.partial, 0, cell.rows * cell.cw * 2)});
@@ -172,7 +174,7 @@ void lower_gemm(LoweringContext& cx, const Op& op) {
   for (const Reduction& red : reductions) {
     const std::uint32_t n = red.rows * red.cw;
     const std::uint32_t acc = cx.allocate(red.tile, op.name + ".acc", AllocationKind::activation, n * 2, RegionNeed::any);
-    cx.add_call(call(KernelKind::reduce_add, red.tile, {n, kg, 0, 0},
+    cx.add_call(call(KernelKind::reduce_add, red.tile, {{Dim::count, n}, {Dim::partials, kg}},
                      {cx.operand(red.parts, 0, n * 2 * kg), cx.operand(acc, 0, n * 2)}));
     out.blocks.push_back(Block{red.r0, red.rows, red.c0, red.cw, red.tile, acc, 0});
   }
@@ -186,7 +188,7 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
       Distribution out = cx.allocate_like(in, op.name + ".out", DType::f143);
       for (std::size_t i = 0; i < in.blocks.size(); ++i) {
         const Block& b = in.blocks[i];
-        KernelCall k = call(KernelKind::cast_fp8, b.tile, {b.rows * b.cols, 0, 0, 0},
+        KernelCall k = call(KernelKind::cast_fp8, b.tile, {{Dim::count, b.rows * b.cols}},
                             {whole(cx, b, DType::f16), whole(cx, out.blocks[i], DType::f143)});
         k.scale = cx.graph.numerics.role(op.role).scale;
         cx.add_call(std::move(k));
@@ -199,7 +201,7 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
       for (const Block& b : d.blocks) {
         std::uint32_t stride = 0;
         const std::uint32_t bias = cx.resident_weight(op.inputs[1], b.tile, 0, 1, b.col0, b.cols, RegionNeed::any, &stride);
-        cx.add_call(call(KernelKind::bias_add, b.tile, {b.rows, b.cols, 0, 0},
+        cx.add_call(call(KernelKind::bias_add, b.tile, {{Dim::rows, b.rows}, {Dim::cols, b.cols}},
                          {whole(cx, b, DType::f16), cx.operand(bias, 0, b.cols * 2, stride), whole(cx, b, DType::f16)}));
       }
       cx.set_dist(op.output, d);
@@ -208,7 +210,7 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
     case OpKind::gelu: {
       const Distribution d = in;
       for (const Block& b : d.blocks)
-        cx.add_call(call(KernelKind::gelu, b.tile, {b.rows * b.cols, 0, 0, 0}, {whole(cx, b, DType::f16), whole(cx, b, DType::f16)}));
+        cx.add_call(call(KernelKind::gelu, b.tile, {{Dim::count, b.rows * b.cols}}, {whole(cx, b, DType::f16), whole(cx, b, DType::f16)}));
       cx.set_dist(op.output, d);
       return;
     }
@@ -227,7 +229,7 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
       }
       for (std::size_t i = 0; i < d.blocks.size(); ++i) {
         const Block& b = d.blocks[i];
-        cx.add_call(call(KernelKind::add, b.tile, {b.rows * b.cols, 0, 0, 0},
+        cx.add_call(call(KernelKind::add, b.tile, {{Dim::count, b.rows * b.cols}},
                          {whole(cx, b, DType::f16), cx.operand(rhs[i], 0, b.rows * b.cols * 2, strides[i]),
                           whole(cx, b, DType::f16)}));
       }
@@ -253,7 +255,7 @@ void lower_layernorm(LoweringContext& cx, const Op& op) {
   Distribution out = cx.allocate_like(rows, op.name + ".out", DType::f16);
   for (std::size_t i = 0; i < x.blocks.size(); ++i) {
     const Block& b = x.blocks[i];
-    KernelCall k = call(KernelKind::layernorm, b.tile, {b.rows, b.cols, 0, 0},
+    KernelCall k = call(KernelKind::layernorm, b.tile, {{Dim::rows, b.rows}, {Dim::width, b.cols}},
                         {whole(cx, b, DType::f16), cx.operand(gammas[i].second, 0, b.cols * 2),
                          cx.operand(betas[i].second, 0, b.cols * 2), whole(cx, out.blocks[i], DType::f16)});
     k.param = op.eps;
@@ -270,7 +272,7 @@ void lower_attention(LoweringContext& cx, const Op& op) {
   const std::uint32_t images = op.images, d = op.head_dim, heads = op.heads;
   const std::uint32_t queries = op.shared_query ? q.rows : q.rows / images, keys = kv.rows / images;
   const AttentionGrid grid = choose_attention_grid(cx.machine, queries, keys, d, heads, std::max(1u, cx.tiles() / images));
-  cx.record_attention_key_block(op.name, grid.key_block);
+  cx.record_attention_key_block(op.attention_use, grid.key_block);
   const std::uint32_t qbs = ceil_div(queries, grid.query_block), kbs = ceil_div(keys, grid.key_block);
   struct Cell {
     std::uint32_t tile, r0, rows, j0, keys, h, qb, kb, image, q, k, v, scores, maxima, gathered, partial;
@@ -310,7 +312,8 @@ void lower_attention(LoweringContext& cx, const Op& op) {
   for (Cell& c : cells) {
     c.scores = cx.allocate(c.tile, op.name + ".scores", AllocationKind::scratch, c.rows * c.keys * 4, RegionNeed::any);
     c.maxima = cx.allocate(c.tile, op.name + ".max", AllocationKind::scratch, c.rows * 4, RegionNeed::any);
-    KernelCall k = call(KernelKind::attention_scores, c.tile, {c.rows, c.keys, d, 0},
+    KernelCall k = call(KernelKind::attention_scores, c.tile,
+                        {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d}},
                         {cx.operand(c.q, 0, c.rows * d * 2), cx.operand(c.k, 0, c.keys * d * 2),
                          cx.operand(c.scores, 0, c.rows * c.keys * 4), cx.operand(c.maxima, 0, c.rows * 4)});
     k.param = scale;
@@ -335,7 +338,8 @@ void lower_attention(LoweringContext& cx, const Op& op) {
   cx.add_transfers(std::move(moves));
   for (Cell& c : cells) {
     c.partial = cx.allocate(c.tile, op.name + ".partial", AllocationKind::activation, c.rows * (d + 1) * 4, RegionNeed::any);
-    cx.add_call(call(KernelKind::attention_values, c.tile, {c.rows, c.keys, d, kbs},
+    cx.add_call(call(KernelKind::attention_values, c.tile,
+                     {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d}, {Dim::key_blocks, kbs}},
                      {cx.operand(c.scores, 0, c.rows * c.keys * 4), cx.operand(c.gathered, 0, kbs * c.rows * 4),
                       cx.operand(c.v, 0, c.keys * d * 2), cx.operand(c.partial, 0, c.rows * (d + 1) * 4)}));
   }
@@ -359,7 +363,8 @@ void lower_attention(LoweringContext& cx, const Op& op) {
   cx.add_transfers(std::move(partial_moves));
   for (const Combine& cb : combines) {
     const std::uint32_t o = cx.allocate(cb.tile, op.name + ".out", AllocationKind::activation, cb.rows * d * 2, RegionNeed::any);
-    cx.add_call(call(KernelKind::attention_combine, cb.tile, {cb.rows, d, kbs, 0},
+    cx.add_call(call(KernelKind::attention_combine, cb.tile,
+                     {{Dim::rows, cb.rows}, {Dim::head_dim, d}, {Dim::key_blocks, kbs}},
                      {cx.operand(cb.parts, 0, cb.rows * (d + 1) * 4 * kbs), cx.operand(o, 0, cb.rows * d * 2)}));
     out.blocks.push_back(Block{cb.r0, cb.rows, cb.h * d, d, cb.tile, o, 0});
   }

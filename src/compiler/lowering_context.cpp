@@ -11,19 +11,6 @@ namespace tilevit::compiler {
 namespace {
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
-// Bytes of code per kernel kind on a tile (estimates of hand-written kernels; the
-// supervisor program and runtime add a fixed base). docs/COMPILER.md.
-std::uint32_t code_bytes(KernelKind kind) {
-  switch (kind) {
-    case KernelKind::gemm_fp8: return 6144;
-    case KernelKind::gemm_fp16: return 4096;
-    case KernelKind::attention_scores: return 4096;
-    case KernelKind::attention_values: return 4096;
-    case KernelKind::attention_combine: return 1024;
-    case KernelKind::layernorm: return 2048;
-    default: return 1024;
-  }
-}
 constexpr std::uint32_t kSupervisorCodeBytes = 4096;
 constexpr std::uint32_t kExchangeBytesPerRun = 8;     // one send or receive instruction with its address
 constexpr std::uint32_t kExchangeBytesPerStep = 16;   // per wave a tile takes part in: sync and header
@@ -86,6 +73,14 @@ std::uint32_t LoweringContext::allocate(std::uint32_t tile, const std::string& l
   a.request = AllocationRequest{label, kind, bytes, alignment, region, step(), step()};
   out_.program.allocations.push_back(std::move(a));
   return static_cast<std::uint32_t>(out_.program.allocations.size() - 1);
+}
+
+void LoweringContext::allocate_support(std::uint32_t tile, AllocationPurpose purpose, std::uint32_t bytes, RegionNeed region) {
+  const std::uint32_t a = allocate(tile, std::string(support_label(purpose)), AllocationKind::support, bytes, region, 8);
+  AllocationRequest& r = out_.program.allocations[a].request;
+  r.purpose = purpose;
+  r.first = 0;  // support lives for the whole program
+  r.last = step();
 }
 
 void LoweringContext::touch(std::uint32_t allocation) {
@@ -191,8 +186,8 @@ Distribution LoweringContext::gather(int tensor, const Distribution& geometry, c
   return d;
 }
 
-void LoweringContext::record_attention_key_block(const std::string& op_name, std::uint32_t key_block) {
-  (op_name.rfind("head.", 0) == 0 ? out_.numerics.map_attention_key_block : out_.numerics.attention_key_block) = key_block;
+void LoweringContext::record_attention_key_block(AttentionUse use, std::uint32_t key_block) {
+  (use == AttentionUse::map_pooling ? out_.numerics.map_attention_key_block : out_.numerics.attention_key_block) = key_block;
 }
 
 void LoweringContext::record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block) {
@@ -240,29 +235,19 @@ Lowered LoweringContext::finish() {
     }
     for (std::uint32_t t = 0; t < tiles(); ++t) table[t] += kExchangeBytesPerStep * waves_of[t].size();
   }
-  const std::uint32_t saved_first = 0, saved_last = step();
   p.profiling = options.profiling;
   const std::vector<std::uint64_t> records = profile_records_per_tile(p, tiles(), options.profiling);
   for (std::uint32_t t = 0; t < tiles(); ++t) {
     if (records[t] > 0) {  // the tile's profiling sample buffer
       const std::uint64_t bytes = records[t] * kProfileRecordBytes;
       if (bytes > UINT32_MAX) throw Error("profiling buffer of tile " + std::to_string(t) + " too large", kExitResource);
-      const std::uint32_t b = allocate(t, "support.profile_samples", AllocationKind::support,
-                                       static_cast<std::uint32_t>(bytes), RegionNeed::any, 8);
-      p.allocations[b].request.first = saved_first;
-      p.allocations[b].request.last = saved_last;
+      allocate_support(t, AllocationPurpose::profile_samples, static_cast<std::uint32_t>(bytes), RegionNeed::any);
     }
     std::uint32_t code = kSupervisorCodeBytes;
-    for (KernelKind k : kinds[t]) code += code_bytes(k);
-    const std::uint32_t c = allocate(t, "support.code", AllocationKind::support, code, RegionNeed::standard, 8);
-    p.allocations[c].request.first = saved_first;
-    p.allocations[c].request.last = saved_last;
-    if (table[t] > 0) {
-      const std::uint32_t e = allocate(t, "support.exchange_tables", AllocationKind::support,
-                                       static_cast<std::uint32_t>(table[t]), RegionNeed::standard, 8);
-      p.allocations[e].request.first = saved_first;
-      p.allocations[e].request.last = saved_last;
-    }
+    for (KernelKind k : kinds[t]) code += kernel_info(k).code_bytes;
+    allocate_support(t, AllocationPurpose::kernel_code, code, RegionNeed::standard);
+    if (table[t] > 0)
+      allocate_support(t, AllocationPurpose::exchange_tables, static_cast<std::uint32_t>(table[t]), RegionNeed::standard);
   }
   return std::move(out_);
 }

@@ -33,6 +33,8 @@ class LoweringContext {
   // Allocations (created at the current step; lifetimes grow with every use).
   std::uint32_t allocate(std::uint32_t tile, const std::string& label, AllocationKind kind, std::uint32_t bytes,
                          RegionNeed region, std::uint32_t alignment = 32);
+  // A support allocation of `tile` (code, exchange tables, profiling buffer), whole-program.
+  void allocate_support(std::uint32_t tile, AllocationPurpose purpose, std::uint32_t bytes, RegionNeed region);
   void touch(std::uint32_t allocation);
   void conflict(std::uint32_t a, std::uint32_t b);  // GEMM output vs streamed operand
   Operand operand(std::uint32_t allocation, std::uint32_t offset, std::uint32_t bytes, std::uint32_t stride = 0);
@@ -60,7 +62,7 @@ class LoweringContext {
   Distribution gather(int tensor, const Distribution& geometry, const std::string& label);
 
   // Partitioning that changes rounding, recorded for the device-numerics reference.
-  void record_attention_key_block(const std::string& op_name, std::uint32_t key_block);
+  void record_attention_key_block(AttentionUse use, std::uint32_t key_block);
   void record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block);
 
   void place_input();

@@ -37,6 +37,14 @@ inline constexpr std::size_t kAllocationKinds = 4;
 // standard: code (a region with code = yes); any: any region.
 enum class RegionNeed : std::uint8_t { any, interleaved, standard };
 
+// What a tile's support allocations hold; every other allocation holds tensor data. Code
+// tells allocations apart by purpose, never by label.
+enum class AllocationPurpose : std::uint8_t { tensor_data, kernel_code, exchange_tables, profile_samples };
+// The label a support purpose is allocated (and stored in a package) under: "support.code".
+std::string_view support_label(AllocationPurpose purpose);
+// The purpose of a support allocation read back by its label (tensor_data if none matches).
+AllocationPurpose purpose_of_support_label(std::string_view label);
+
 struct AllocationRequest {
   std::string label;          // e.g. "layer.mlp_up.weight F143 [192x160]" (errors, memory map)
   AllocationKind kind = AllocationKind::activation;
@@ -46,6 +54,7 @@ struct AllocationRequest {
   // Inclusive lifetime in program steps. Ignored for parameters and support, which live
   // for the whole program.
   std::uint32_t first = 0, last = 0;
+  AllocationPurpose purpose = AllocationPurpose::tensor_data;
 };
 
 // Request indices that must not share any SRAM element unit while both live (a GEMM's

@@ -30,6 +30,23 @@ std::string_view to_string(RegionNeed need) {
   return "?";
 }
 
+std::string_view support_label(AllocationPurpose purpose) {
+  switch (purpose) {
+    case AllocationPurpose::tensor_data: return "";
+    case AllocationPurpose::kernel_code: return "support.code";
+    case AllocationPurpose::exchange_tables: return "support.exchange_tables";
+    case AllocationPurpose::profile_samples: return "support.profile_samples";
+  }
+  return "";
+}
+
+AllocationPurpose purpose_of_support_label(std::string_view label) {
+  for (AllocationPurpose p : {AllocationPurpose::kernel_code, AllocationPurpose::exchange_tables,
+                              AllocationPurpose::profile_samples})
+    if (label == support_label(p)) return p;
+  return AllocationPurpose::tensor_data;
+}
+
 bool is_whole_program(AllocationKind kind) {
   return kind == AllocationKind::parameter || kind == AllocationKind::support;
 }

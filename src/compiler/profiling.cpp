@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "compiler/program.hpp"
+#include "compiler/program_walk.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::compiler {
@@ -37,8 +37,7 @@ std::vector<std::uint64_t> profile_records_per_tile(const CompiledProgram& p, st
   const bool kernel = options.granularity == Granularity::kernel;
   for (std::uint32_t s = 0; s < p.steps.size(); ++s) {
     const Superstep& step = p.steps[s];
-    const bool in_loop = s >= p.loop_begin && s < p.loop_end;
-    const std::uint64_t times = in_loop ? detailed : 1;
+    const std::uint64_t times = in_loop(p, s) ? detailed : 1;
     if (times == 0) continue;
     std::vector<std::uint64_t> per_step(tiles, 0);
     std::vector<bool> computes(tiles, false);

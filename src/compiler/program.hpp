@@ -12,26 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/kernel_table.hpp"
 #include "compiler/placement.hpp"
 #include "compiler/profiling.hpp"
 
 namespace tilevit::compiler {
 
-enum class KernelKind : std::uint8_t {
-  gemm_fp8,          // out[M,N] f16 = A[M,K] f143 x B[K,N] f143, FP16 accumulator per K32 panel
-  gemm_fp16,         // out[M,N] f16 = A[M,K] f16 x B[K,N] f16, FP32 accumulation
-  reduce_add,        // out[n] f16 = fp16(sum_p partial_p[n]) in FP32, p ascending
-  bias_add,          // out[M,N] = fp16(in[M,N] + bias[N])
-  add,               // out[n] = fp16(a[n] + b[n])
-  layernorm,         // rows x width, FP32 statistics, gamma/beta f16
-  gelu,              // tanh form, f16 -> f16
-  cast_fp8,          // f16 -> f143 at `scale`
-  attention_scores,  // s[q,k] f32 = (Q K^T) * scale for one head's query and key blocks, stored key-major
-                     // (element k * queries + q), + row maxima
-  attention_values,  // with all blocks' maxima: p = fp16(exp(s - max)), partial {P.V, sum} f32 per row
-  attention_combine, // key blocks' partials summed in block order -> fp16(o / l)
-};
-const char* kernel_name(KernelKind kind);
 
 struct Operand {
   std::uint32_t allocation = 0;  // index into CompiledProgram::allocations (on the calling tile)
@@ -44,13 +30,11 @@ struct KernelCall {
   KernelKind kind = KernelKind::add;
   std::uint32_t tile = 0;
   std::uint32_t op = 0;            // index into CompiledProgram::op_names (for profiles)
-  std::array<std::uint32_t, 4> dims{};  // gemm: M, K, N | reduce_add: n, partials | bias_add: M, N |
-                                        // add/gelu/cast: n | layernorm: rows, width |
-                                        // attention_scores: queries, keys, head_dim | attention_values:
-                                        // queries, keys, head_dim, key blocks | attention_combine: rows, head_dim, key blocks
-  std::vector<Operand> operands;   // inputs in kernel order, then the output
+  KernelDims dims{};               // the values of kernel_info(kind).dims(), in that order
+  std::vector<Operand> operands;   // kernel_info(kind).operands(): inputs, then outputs
   std::int32_t scale = 0;          // cast_fp8 / gemm_fp8: the FP8 scale S
   float param = 0;                 // layernorm eps, attention score scale
+  KernelShape shape() const { return KernelShape(kind, dims); }
 };
 
 struct Endpoint {

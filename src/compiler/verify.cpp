@@ -4,6 +4,8 @@
 #include <map>
 #include <sstream>
 
+#include "compiler/program_walk.hpp"
+
 namespace tilevit::compiler {
 namespace {
 
@@ -21,9 +23,7 @@ struct Checker {
     return "tile " + std::to_string(tile) + ", superstep " + std::to_string(step) + " (" +
            (step < p.steps.size() ? p.steps[step].label : std::string("?")) + ")";
   }
-  std::uint32_t iterations(std::uint32_t step) const {
-    return step >= p.loop_begin && step < p.loop_end ? p.loop_count : 1;
-  }
+  std::uint32_t iterations(std::uint32_t step) const { return executions(p, step); }
 
   // A byte range [offset, offset + bytes) of `allocation`, advanced by `stride` per loop
   // iteration, used at `step` on `tile`. Returns false (after reporting) if invalid.
@@ -113,15 +113,69 @@ struct Checker {
           fail("superstep " + std::to_string(step) + ": kernel on tile " + std::to_string(c.tile));
           continue;
         }
+        if (!check_signature(c, step)) continue;
+        const KernelKindInfo& info = kernel_info(c.kind);
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
           const Operand& o = c.operands[i];
-          check_range(std::string(kernel_name(c.kind)) + " operand " + std::to_string(i), c.tile, step, o.allocation,
-                      o.offset, o.bytes, o.layer_stride);
+          if (check_range(operand_name(info, i), c.tile, step, o.allocation, o.offset, o.bytes, o.layer_stride))
+            check_operand_use(c, step, i);
         }
-        if ((c.kind == KernelKind::gemm_fp8 || c.kind == KernelKind::gemm_fp16) && c.operands.size() == 3)
-          check_elements(c, step);
+        if (c.kind == KernelKind::gemm_fp8 || c.kind == KernelKind::gemm_fp16) check_elements(c, step);
       }
     }
+  }
+
+  static std::string operand_name(const KernelKindInfo& info, std::size_t i) {
+    return std::string(info.name) + " operand " + std::to_string(i) + " (" + info.operands()[i].name + ")";
+  }
+
+  // The call against its kind's signature: a kind that exists, dims in range, the operand
+  // count, and every operand's bytes as the signature computes them from the dims.
+  bool check_signature(const KernelCall& c, std::uint32_t step) {
+    if (static_cast<std::size_t>(c.kind) >= kKernelKinds) {
+      fail(where(c.tile, step) + ": kernel kind " + std::to_string(int(c.kind)) + " is not a kernel kind");
+      return false;
+    }
+    const KernelKindInfo& info = kernel_info(c.kind);
+    for (std::size_t i = 0; i < info.dims().size(); ++i)
+      if (c.dims[i] == 0 || c.dims[i] > m.sram_size) {  // each dim scales some operand held on the tile
+        fail(where(c.tile, step) + ": " + info.name + " dim " + std::string(to_string(info.dims()[i])) + " = " +
+             std::to_string(c.dims[i]) + " is outside 1.." + std::to_string(m.sram_size));
+        return false;
+      }
+    if (c.operands.size() != info.operands().size()) {
+      std::string names;
+      for (const OperandSpec& o : info.operands()) names += (names.empty() ? "" : ", ") + std::string(o.name);
+      fail(where(c.tile, step) + ": " + info.name + " has " + std::to_string(c.operands.size()) +
+           " operands, its signature has " + std::to_string(info.operands().size()) + " (" + names + ")");
+      return false;
+    }
+    bool ok = true;
+    const KernelShape shape = c.shape();
+    for (std::size_t i = 0; i < c.operands.size(); ++i) {
+      const std::uint64_t need = info.operand_bytes(i, shape);
+      if (c.operands[i].bytes != need) {
+        fail(where(c.tile, step) + ": " + operand_name(info, i) + " holds " + std::to_string(c.operands[i].bytes) +
+             " B, its signature needs " + std::to_string(need) + " B for " + dims_text(c.kind, c.dims) + " " +
+             dtype_name(info.operands()[i].dtype));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  // An operand in range: in a region the kernel can read it from, and no output written
+  // into a resident weight.
+  void check_operand_use(const KernelCall& c, std::uint32_t step, std::size_t i) {
+    const OperandSpec& spec = kernel_info(c.kind).operands()[i];
+    const Allocation& a = p.allocations[c.operands[i].allocation];
+    const target::MemoryRegion* region = m.region_at(a.address);
+    if (region && !region_satisfies(*region, spec.region))
+      fail(where(c.tile, step) + ": " + operand_name(kernel_info(c.kind), i) + " needs a " +
+           std::string(to_string(spec.region)) + " region but \"" + a.request.label + "\" sits in " + region->name);
+    if (spec.role == OperandRole::output && a.request.kind == AllocationKind::parameter)
+      fail(where(c.tile, step) + ": " + operand_name(kernel_info(c.kind), i) + " writes the resident weight \"" +
+           a.request.label + "\"");
   }
 
   // The GEMM's streamed left operand and its output must not share an SRAM element.
@@ -228,7 +282,7 @@ struct Checker {
     const auto records = profile_records_per_tile(p, m.tiles, p.profiling);
     std::vector<std::uint64_t> reserved(m.tiles, 0);
     for (const Allocation& a : p.allocations)
-      if (a.request.label == "support.profile_samples" && a.tile < m.tiles) reserved[a.tile] += a.request.bytes;
+      if (a.request.purpose == AllocationPurpose::profile_samples && a.tile < m.tiles) reserved[a.tile] += a.request.bytes;
     for (std::uint32_t t = 0; t < m.tiles; ++t)
       if (reserved[t] != records[t] * kProfileRecordBytes)
         fail("tile " + std::to_string(t) + ": profiling buffer holds " + std::to_string(reserved[t]) + " B, its " +

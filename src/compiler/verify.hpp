@@ -20,7 +20,9 @@ struct VerifyReport {
 
 // Checks: allocations inside SRAM, inside one region that satisfies their need, clear of
 // reserved ranges, aligned, never overlapping another allocation whose lifetime overlaps;
-// every kernel operand on the calling tile, in range of its allocation for every loop
+// every kernel call against its kind's signature (compiler/kernel_table.hpp: a kind that
+// exists, dims in range, operand count, each operand's bytes from the dims, its region,
+// no output into a resident weight); every kernel operand on the calling tile, in range of its allocation for every loop
 // iteration and live at that superstep; GEMM output and streamed operand in different
 // SRAM elements; every transfer in range on both ends, whole 32-bit words, live, and no
 // two writes (or a write and a read) of one exchange phase touching the same bytes;

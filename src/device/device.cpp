@@ -9,7 +9,8 @@
 
 #include <sys/mman.h>
 
-#include "compiler/compile.hpp"
+#include "compiler/program_walk.hpp"
+#include "compiler/step_costs.hpp"
 #include "device/kernels.hpp"
 #include "device/weight_values.hpp"
 #include "model/patches.hpp"
@@ -42,13 +43,6 @@ void parallel_for(std::size_t n, F&& body, int chunk = 1) {
     }
   }
   if (error) std::rethrow_exception(error);
-}
-
-// The operands a kernel writes: its last one, and for attention_scores the last two
-// (scores and row maxima).
-std::size_t first_output(const compiler::KernelCall& call) {
-  const std::size_t outputs = call.kind == compiler::KernelKind::attention_scores ? 2 : 1;
-  return call.operands.size() >= outputs ? call.operands.size() - outputs : 0;
 }
 
 }  // namespace
@@ -112,11 +106,8 @@ Device::Device(package::PackageContents program)
     }
     resolve_copies(ex);
     exchange_.push_back(std::move(ex));
-    step_cycles_.push_back([&] {
-      const auto c = compiler::estimate_step(pkg_.machine, pkg_.program.steps[s]);
-      return c.compute + c.exchange + c.sync;
-    }());
   }
+  for (const compiler::StepCost& c : compiler::step_costs(pkg_.machine, pkg_.program)) step_cycles_.push_back(c.total());
   // The fused phases that can occur: step s after s - 1, and the loop's first step after
   // its last (the next iteration).
   const auto& p = pkg_.program;
@@ -197,10 +188,10 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
   t0 = std::chrono::steady_clock::now();
   const auto& p = pkg_.program;
   pending_step_ = -1;  // (a call that failed may have left one)
-  for (std::uint32_t s = 0; s < p.loop_begin; ++s) execute_step(s, 0), t.device_cycles += step_cycles_[s];
-  for (std::uint32_t it = 0; it < p.loop_count; ++it)
-    for (std::uint32_t s = p.loop_begin; s < p.loop_end; ++s) execute_step(s, it), t.device_cycles += step_cycles_[s];
-  for (std::uint32_t s = p.loop_end; s < p.steps.size(); ++s) execute_step(s, 0), t.device_cycles += step_cycles_[s];
+  compiler::walk_program(p, [&](std::uint32_t s, std::uint32_t iteration) {
+    execute_step(s, iteration);
+    t.device_cycles += step_cycles_[s];
+  });
   if (pending_step_ >= 0) exchange_phase(static_cast<std::uint32_t>(pending_step_), pending_iteration_), pending_step_ = -1;
   t.execute_seconds = since(t0);
 
@@ -258,7 +249,7 @@ void Device::compute_phase(std::uint32_t step, std::uint32_t iteration) {
 Device::Fusion Device::make_fusion(std::uint32_t producer, std::uint32_t step) const {
   const auto& P = pkg_.program;
   const std::uint64_t base = pkg_.machine.sram_base;
-  auto iterations = [&](std::uint32_t s) -> std::uint64_t { return s >= P.loop_begin && s < P.loop_end ? P.loop_count : 1; };
+  auto iterations = [&](std::uint32_t s) -> std::uint64_t { return compiler::executions(P, s); };
   // Source ranges of the producer's exchange per tile, over all its iterations.
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sources(pkg_.machine.tiles);
   for (const auto& x : P.steps[producer].exchange) {
@@ -277,7 +268,7 @@ Device::Fusion Device::make_fusion(std::uint32_t producer, std::uint32_t step) c
     if (group_of[t] >= 0)
       for (std::uint32_t i : groups[group_of[t]]) {
         const auto& call = P.steps[step].compute[i];
-        for (std::size_t k = first_output(call); k < call.operands.size(); ++k) {
+        for (std::size_t k = compiler::kernel_info(call.kind).first_output(); k < call.operands.size(); ++k) {
           const auto& o = call.operands[k];
           if (o.allocation >= P.allocations.size() || P.allocations[o.allocation].address < base) {
             deferred = true;

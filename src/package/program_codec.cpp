@@ -225,8 +225,13 @@ PackageContents decode_package(const Container& c) {
     const std::uint32_t calls = r.read_count(kMaxCount, 37);
     for (std::uint32_t k = 0; k < calls; ++k) {
       KernelCall call;
-      call.kind = checked_enum<KernelKind>(r, 12, "kernel kind");
+      const std::uint32_t kind = r.read_u8();
       call.tile = r.read_u32();
+      if (kind >= compiler::kKernelKinds)
+        r.fail("superstep " + std::to_string(i) + ", tile " + std::to_string(call.tile) + ": kernel kind " +
+                   std::to_string(kind) + " is not a kernel kind",
+               "");
+      call.kind = static_cast<KernelKind>(kind);
       call.op = r.read_u32();
       if (call.op >= ops) r.fail("kernel call names op", std::to_string(call.op));
       for (auto& d : call.dims) d = r.read_u32();
@@ -279,6 +284,7 @@ PackageContents decode_package(const Container& c) {
     a.request.alignment = pl.read_u32();
     a.request.first = pl.read_u32();
     a.request.last = pl.read_u32();
+    if (a.request.kind == AllocationKind::support) a.request.purpose = compiler::purpose_of_support_label(a.request.label);
     a.address = pl.read_u32();
     p.allocations.push_back(std::move(a));
   }

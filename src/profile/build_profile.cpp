@@ -5,7 +5,8 @@
 #include <map>
 #include <set>
 
-#include "compiler/compile.hpp"
+#include "compiler/program_walk.hpp"
+#include "compiler/step_costs.hpp"
 #include "profile/profile.hpp"
 #include "support/error.hpp"
 
@@ -34,50 +35,8 @@ namespace {
 using compiler::KernelCall;
 using compiler::Superstep;
 
-// Matrix products count 2 FLOPs per multiply-add; other kernels one per output element
-// per arithmetic operation of their definition (docs/PROFILE_FORMAT.md).
-std::uint64_t call_flops(const KernelCall& c) {
-  const std::uint64_t a = c.dims[0], b = c.dims[1], d = c.dims[2];
-  switch (c.kind) {
-    case compiler::KernelKind::gemm_fp8:
-    case compiler::KernelKind::gemm_fp16: return 2 * a * b * d;
-    case compiler::KernelKind::reduce_add: return a * (b > 0 ? b - 1 : 0);
-    case compiler::KernelKind::bias_add: return a * b;
-    case compiler::KernelKind::add: return a;
-    case compiler::KernelKind::layernorm: return 8 * a * b;  // mean, variance, normalise, scale, shift
-    case compiler::KernelKind::gelu: return 8 * a;           // tanh form
-    case compiler::KernelKind::cast_fp8: return a;
-    case compiler::KernelKind::attention_scores: return 2 * a * b * d + a * b;
-    case compiler::KernelKind::attention_values: return 2 * a * b * d + 3 * a * b;
-    // rows x head_dim, key blocks: the blocks' {P.V, sum} partials added, then o / l.
-    case compiler::KernelKind::attention_combine: return a * (b + 1) * (d > 0 ? d - 1 : 0) + a * b;
-  }
-  return 0;
-}
-
-// The dims a kernel uses (program.hpp lists them per kind), joined by 'x'.
-std::size_t used_dims(compiler::KernelKind kind) {
-  switch (kind) {
-    case compiler::KernelKind::gemm_fp8:
-    case compiler::KernelKind::gemm_fp16:
-    case compiler::KernelKind::attention_scores:
-    case compiler::KernelKind::attention_combine: return 3;
-    case compiler::KernelKind::attention_values: return 4;
-    case compiler::KernelKind::reduce_add:
-    case compiler::KernelKind::bias_add:
-    case compiler::KernelKind::layernorm: return 2;
-    case compiler::KernelKind::add:
-    case compiler::KernelKind::gelu:
-    case compiler::KernelKind::cast_fp8: return 1;
-  }
-  return 1;
-}
-
-std::string dims_text(const KernelCall& c) {
-  std::string s;
-  for (std::size_t i = 0; i < used_dims(c.kind); ++i) s += (i ? "x" : "") + std::to_string(c.dims[i]);
-  return s;
-}
+std::uint64_t call_flops(const KernelCall& c) { return compiler::kernel_info(c.kind).flops(c.shape()); }
+std::string dims_text(const KernelCall& c) { return compiler::dims_text(c.kind, c.dims); }
 
 std::uint32_t saturate(std::uint64_t v) { return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, UINT32_MAX)); }
 
@@ -90,7 +49,7 @@ class Recorder {
   std::uint64_t step(std::uint32_t index, std::uint32_t iteration, std::uint64_t at, bool detail) {
     const Superstep& s = p_.steps[index];
     StepData& d = data(index);
-    const std::int32_t layer = (index >= p_.loop_begin && index < p_.loop_end) ? std::int32_t(iteration) : -1;
+    const std::int32_t layer = compiler::layer_of(p_, index, iteration);
     const bool samples = detail && o_.granularity != Granularity::graph;
     const bool kernel = o_.granularity == Granularity::kernel;
     for (std::uint32_t t = 0; t < m_.tiles; ++t) {
@@ -259,21 +218,22 @@ Profile build_profile(const target::MachineDescription& m, const compiler::Compi
   r.flops_.assign(m.tiles, 0);
   r.sent_.assign(m.tiles, 0);
   r.received_.assign(m.tiles, 0);
-  std::uint64_t at = 0;
-  for (std::uint32_t s = 0; s < p.loop_begin; ++s) at = r.step(s, 0, at, true);
-  std::uint64_t repeat_start = at;
-  for (std::uint32_t it = 0; it < p.loop_count; ++it) {
-    if (it == options.iterations_in_detail) repeat_start = at;
-    for (std::uint32_t s = p.loop_begin; s < p.loop_end; ++s) at = r.step(s, it, at, it < options.iterations_in_detail);
-  }
-  const bool repeat = options.iterations_in_detail < p.loop_count && p.loop_end > p.loop_begin;
-  if (repeat && options.granularity != Granularity::graph) {
-    const std::string name = "layers " + std::to_string(options.iterations_in_detail + 1) + "-" +
-                             std::to_string(p.loop_count) + " (repeat remainder)";
-    const StepMeta meta{SampleKind::repeat, p.loop_begin, std::int32_t(options.iterations_in_detail), name, "", "", ""};
+  std::uint64_t at = 0, repeat_start = 0;
+  const std::uint32_t detailed = options.iterations_in_detail;
+  const auto step = [&](std::uint32_t s, std::uint32_t it) {
+    const bool looped = compiler::in_loop(p, s);
+    if (looped && s == p.loop_begin && it == detailed) repeat_start = at;
+    at = r.step(s, it, at, !looped || it < detailed);
+  };
+  // Iterations past the detailed ones: one repeat sample per tile over their span.
+  const auto loop_done = [&] {
+    if (detailed >= p.loop_count || p.loop_end <= p.loop_begin || options.granularity == Granularity::graph) return;
+    const std::string name =
+        "layers " + std::to_string(detailed + 1) + "-" + std::to_string(p.loop_count) + " (repeat remainder)";
+    const StepMeta meta{SampleKind::repeat, p.loop_begin, std::int32_t(detailed), name, "", "", ""};
     for (std::uint32_t t = 0; t < m.tiles; ++t) r.add(t, repeat_start, at, meta, 0, 0, 0);
-  }
-  for (std::uint32_t s = p.loop_end; s < p.steps.size(); ++s) at = r.step(s, 0, at, true);
+  };
+  compiler::walk_program(p, step, loop_done);
   out.span = at;
   if (options.granularity == Granularity::graph)
     for (std::uint32_t t = 0; t < m.tiles; ++t)

@@ -119,7 +119,7 @@ TEST_F(VerifierCatches, OverlappingLiveAllocations) {
 }
 
 TEST_F(VerifierCatches, OperandOutsideItsAllocation) {
-  first_gemm().operands[1].bytes += 4096;
+  first_gemm().operands[1].offset += 4096;  // the signature's bytes, past the allocation's end
   expect_violation("reaches byte");
 }
 

@@ -1,0 +1,195 @@
+#include "compiler/kernel_table.hpp"
+
+#include <algorithm>
+
+#include "support/error.hpp"
+#include "target/kernel_costs.hpp"
+
+namespace tilevit::compiler {
+namespace {
+
+using target::MachineDescription;
+using target::Precision;
+using S = const KernelShape&;
+
+constexpr OperandSpec in(const char* name, DType dtype, std::uint64_t (*elements)(S),
+                         RegionNeed region = RegionNeed::any) {
+  return {name, OperandRole::input, dtype, region, elements};
+}
+constexpr OperandSpec out(const char* name, DType dtype, std::uint64_t (*elements)(S)) {
+  return {name, OperandRole::output, dtype, RegionNeed::any, elements};
+}
+
+// Element counts shared by several signatures.
+std::uint64_t count(S s) { return s[Dim::count]; }
+std::uint64_t rows_x_cols(S s) { return s[Dim::rows] * s[Dim::cols]; }
+std::uint64_t rows_x_width(S s) { return s[Dim::rows] * s[Dim::width]; }
+std::uint64_t width(S s) { return s[Dim::width]; }
+std::uint64_t gemm_a(S s) { return s[Dim::rows] * s[Dim::inner]; }
+std::uint64_t gemm_b(S s) { return s[Dim::inner] * s[Dim::cols]; }
+std::uint64_t gemm_flops(S s) { return 2 * s[Dim::rows] * s[Dim::inner] * s[Dim::cols]; }
+
+template <Precision P>
+std::uint64_t gemm_cost(const MachineDescription& m, S s) {
+  return target::gemm_cycles(m, P, s[Dim::rows], s[Dim::inner], s[Dim::cols]);
+}
+
+// The GEMM kinds differ only in operand type and matrix-unit rate.
+constexpr KernelKindInfo gemm(KernelKind kind, const char* name, DType operands, std::uint64_t (*cycles)(const MachineDescription&, S),
+                              std::uint32_t code_bytes) {
+  return {kind,
+          name,
+          {Dim::rows, Dim::inner, Dim::cols},
+          3,
+          {in("A", operands, gemm_a, RegionNeed::interleaved), in("B", operands, gemm_b, RegionNeed::interleaved),
+           out("C", DType::f16, rows_x_cols)},
+          3,
+          cycles,
+          gemm_flops,
+          code_bytes};
+}
+
+constexpr std::array<KernelKindInfo, kKernelKinds> kTable = {{
+    gemm(KernelKind::gemm_fp8, "gemm_fp8", DType::f143, gemm_cost<Precision::fp8>, 6144),
+    gemm(KernelKind::gemm_fp16, "gemm_fp16", DType::f16, gemm_cost<Precision::fp16>, 4096),
+    {KernelKind::reduce_add, "reduce_add", {Dim::count, Dim::partials}, 2,
+     {in("partials", DType::f16, [](S s) { return s[Dim::count] * s[Dim::partials]; }), out("sum", DType::f16, count)}, 2,
+     [](const MachineDescription& m, S s) { return target::reduce_add_cycles(m, s[Dim::count], s[Dim::partials]); },
+     [](S s) { return s[Dim::count] * (s[Dim::partials] > 0 ? s[Dim::partials] - 1 : 0); }, 1024},
+    {KernelKind::bias_add, "bias_add", {Dim::rows, Dim::cols}, 2,
+     {in("in", DType::f16, rows_x_cols), in("bias", DType::f16, [](S s) { return s[Dim::cols]; }),
+      out("out", DType::f16, rows_x_cols)}, 3,
+     [](const MachineDescription& m, S s) { return target::add_cycles(m, rows_x_cols(s)); }, rows_x_cols, 1024},
+    {KernelKind::add, "add", {Dim::count}, 1,
+     {in("a", DType::f16, count), in("b", DType::f16, count), out("out", DType::f16, count)}, 3,
+     [](const MachineDescription& m, S s) { return target::add_cycles(m, s[Dim::count]); }, count, 1024},
+    {KernelKind::layernorm, "layernorm", {Dim::rows, Dim::width}, 2,
+     {in("x", DType::f16, rows_x_width), in("gamma", DType::f16, width), in("beta", DType::f16, width),
+      out("y", DType::f16, rows_x_width)}, 4,
+     [](const MachineDescription& m, S s) { return target::layernorm_cycles(m, s[Dim::rows], s[Dim::width]); },
+     // mean, variance, normalise, scale, shift
+     [](S s) { return 8 * rows_x_width(s); }, 2048},
+    {KernelKind::gelu, "gelu", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f16, count)}, 2,
+     [](const MachineDescription& m, S s) { return target::gelu_cycles(m, s[Dim::count]); },
+     [](S s) { return 8 * s[Dim::count]; }, 1024},  // tanh form
+    {KernelKind::cast_fp8, "cast_fp8", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f143, count)}, 2,
+     [](const MachineDescription& m, S s) { return target::cast_fp16_fp8_cycles(m, s[Dim::count]); }, count, 1024},
+    {KernelKind::attention_scores, "attention_scores", {Dim::queries, Dim::keys, Dim::head_dim}, 3,
+     {in("Q", DType::f16, [](S s) { return s[Dim::queries] * s[Dim::head_dim]; }),
+      in("K", DType::f16, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
+      out("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
+      out("maxima", DType::f32, [](S s) { return s[Dim::queries]; })}, 4,
+     [](const MachineDescription& m, S s) {
+       return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::head_dim], s[Dim::keys]) +
+              target::add_cycles(m, s[Dim::queries] * s[Dim::keys]);
+     },
+     [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + s[Dim::queries] * s[Dim::keys]; }, 4096},
+    {KernelKind::attention_values, "attention_values", {Dim::queries, Dim::keys, Dim::head_dim, Dim::key_blocks}, 4,
+     {in("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
+      in("maxima", DType::f32, [](S s) { return s[Dim::key_blocks] * s[Dim::queries]; }),
+      in("V", DType::f16, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
+      out("partial", DType::f32, [](S s) { return s[Dim::queries] * (s[Dim::head_dim] + 1); })}, 4,
+     [](const MachineDescription& m, S s) {
+       return target::softmax_cycles(m, s[Dim::queries], s[Dim::keys]) +
+              target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
+     },
+     [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + 3 * s[Dim::queries] * s[Dim::keys]; }, 4096},
+    {KernelKind::attention_combine, "attention_combine", {Dim::rows, Dim::head_dim, Dim::key_blocks}, 3,
+     {in("partials", DType::f32, [](S s) { return s[Dim::key_blocks] * s[Dim::rows] * (s[Dim::head_dim] + 1); }),
+      out("out", DType::f16, [](S s) { return s[Dim::rows] * s[Dim::head_dim]; })}, 2,
+     [](const MachineDescription& m, S s) {
+       return target::reduce_add_cycles(m, s[Dim::rows] * (s[Dim::head_dim] + 1), s[Dim::key_blocks]) +
+              target::add_cycles(m, s[Dim::rows] * s[Dim::head_dim]);
+     },
+     // the blocks' {P.V, sum} partials added, then o / l
+     [](S s) {
+       const std::uint64_t blocks = s[Dim::key_blocks];
+       return s[Dim::rows] * (s[Dim::head_dim] + 1) * (blocks > 0 ? blocks - 1 : 0) + s[Dim::rows] * s[Dim::head_dim];
+     },
+     1024},
+}};
+
+constexpr bool one_entry_per_kind_in_order() {
+  for (std::size_t i = 0; i < kTable.size(); ++i)
+    if (static_cast<std::size_t>(kTable[i].kind) != i || kTable[i].dim_count > kMaxKernelDims || kTable[i].operand_count > 4)
+      return false;
+  return true;
+}
+static_assert(one_entry_per_kind_in_order(), "kernel table: one entry per KernelKind, in enum order");
+static_assert(static_cast<std::size_t>(KernelKind::attention_combine) + 1 == kKernelKinds, "kKernelKinds");
+
+}  // namespace
+
+std::string_view to_string(Dim dim) {
+  switch (dim) {
+    case Dim::rows: return "rows";
+    case Dim::inner: return "inner";
+    case Dim::cols: return "cols";
+    case Dim::count: return "count";
+    case Dim::partials: return "partials";
+    case Dim::width: return "width";
+    case Dim::queries: return "queries";
+    case Dim::keys: return "keys";
+    case Dim::head_dim: return "head_dim";
+    case Dim::key_blocks: return "key_blocks";
+  }
+  return "?";
+}
+
+std::span<const KernelKindInfo> kernel_table() { return kTable; }
+
+const KernelKindInfo& kernel_info(KernelKind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  if (i >= kTable.size()) throw Error("kernel kind " + std::to_string(i) + " is not a kernel kind", kExitInternal);
+  return kTable[i];
+}
+
+const char* kernel_name(KernelKind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  return i < kTable.size() ? kTable[i].name : "?";
+}
+
+KernelShape::KernelShape(KernelKind kind, const KernelDims& dims) : info_(&kernel_info(kind)), dims_(dims) {}
+
+std::uint64_t KernelShape::operator[](Dim dim) const {
+  for (std::size_t i = 0; i < info_->dim_count; ++i)
+    if (info_->dim_slots[i] == dim) return dims_[i];
+  throw Error(std::string("kernel ") + info_->name + " has no dim " + std::string(to_string(dim)), kExitInternal);
+}
+
+std::size_t KernelKindInfo::first_output() const {
+  std::size_t i = 0;
+  while (i < operand_count && operand_slots[i].role == OperandRole::input) ++i;
+  return i;
+}
+
+std::uint64_t KernelKindInfo::operand_bytes(std::size_t operand, const KernelShape& shape) const {
+  const OperandSpec& spec = operand_slots.at(operand);
+  return spec.elements(shape) * dtype_bytes(spec.dtype);
+}
+
+KernelDims make_dims(KernelKind kind, std::initializer_list<std::pair<Dim, std::uint32_t>> values) {
+  const KernelKindInfo& info = kernel_info(kind);
+  KernelDims dims{};
+  std::array<bool, kMaxKernelDims> given{};
+  for (const auto& [dim, value] : values) {
+    const auto slot = std::find(info.dim_slots.begin(), info.dim_slots.begin() + info.dim_count, dim);
+    const auto i = static_cast<std::size_t>(slot - info.dim_slots.begin());
+    if (i == info.dim_count || given[i])
+      throw Error(std::string("kernel ") + info.name + ": dim " + std::string(to_string(dim)) + " not of the kind or given twice",
+                  kExitInternal);
+    dims[i] = value;
+    given[i] = true;
+  }
+  if (std::count(given.begin(), given.begin() + info.dim_count, true) != static_cast<long>(info.dim_count))
+    throw Error(std::string("kernel ") + info.name + ": a dim is missing", kExitInternal);
+  return dims;
+}
+
+std::string dims_text(KernelKind kind, const KernelDims& dims) {
+  std::string s;
+  for (std::size_t i = 0; i < kernel_info(kind).dim_count; ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
+}  // namespace tilevit::compiler

@@ -1,0 +1,90 @@
+#include "compiler/step_costs.hpp"
+
+#include <algorithm>
+
+#include "compiler/program_walk.hpp"
+
+namespace tilevit::compiler {
+
+std::uint64_t estimate_call_cycles(const target::MachineDescription& m, const KernelCall& c) {
+  return kernel_info(c.kind).cycles(m, c.shape());
+}
+
+std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& m, const Superstep& s) {
+  // Measured kernel cycles include their launch (docs/COST_MODEL.md): no launch term here.
+  std::vector<std::uint64_t> busy(m.tiles, 0);
+  for (const KernelCall& c : s.compute) busy.at(c.tile) += estimate_call_cycles(m, c);
+  return busy;
+}
+
+std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& m, const Superstep& s) {
+  std::uint32_t waves = 0;
+  for (const Transfer& t : s.exchange) waves = std::max(waves, t.wave + 1);
+  std::vector<std::vector<std::uint64_t>> sent(waves, std::vector<std::uint64_t>(m.tiles, 0)),
+      received(waves, std::vector<std::uint64_t>(m.tiles, 0));
+  for (const Transfer& t : s.exchange) {
+    sent[t.wave].at(t.source.tile) += t.bytes;
+    for (const Endpoint& d : t.destinations) received[t.wave].at(d.tile) += t.bytes;
+  }
+  for (std::uint32_t w = 0; w < waves; ++w)
+    for (std::uint32_t t = 0; t < m.tiles; ++t)
+      sent[w][t] = std::max((sent[w][t] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
+                            (received[w][t] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle);
+  return sent;
+}
+
+StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) {
+  StepCost cost;
+  const auto busy = tile_compute_cycles(m, s);
+  cost.compute = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
+  if (!s.exchange.empty()) {
+    // Waves run one after another; a wave lasts as long as its busiest endpoint.
+    for (const auto& wave : tile_wave_cycles(m, s)) cost.exchange += *std::max_element(wave.begin(), wave.end());
+    cost.sync = m.sync_cycles;
+  }
+  return cost;
+}
+
+std::vector<StepCost> step_costs(const target::MachineDescription& m, const CompiledProgram& p) {
+  std::vector<StepCost> costs;
+  costs.reserve(p.steps.size());
+  for (const Superstep& s : p.steps) costs.push_back(estimate_step(m, s));
+  return costs;
+}
+
+ProgramSummary summarize_program(const target::MachineDescription& m, const CompiledProgram& p,
+                                 const std::vector<Tensor>& tensors) {
+  ProgramSummary s;
+  s.exchange_table_bytes.assign(m.tiles, 0);
+  for (const Allocation& a : p.allocations) {
+    if (a.request.kind == AllocationKind::parameter) s.weight_bytes += a.request.bytes;
+    if (a.request.purpose == AllocationPurpose::exchange_tables && a.tile < m.tiles) {
+      s.exchange_table_bytes[a.tile] += a.request.bytes;
+      s.exchange_table_bytes_max = std::max(s.exchange_table_bytes_max, s.exchange_table_bytes[a.tile]);
+    }
+  }
+  for (const Tensor& t : tensors)
+    if (t.kind == TensorKind::parameter) s.unique_weight_bytes += t.bytes();
+    else if (t.kind == TensorKind::sequence) s.unique_weight_bytes += t.bytes() * p.loop_count;
+  s.supersteps = static_cast<std::uint32_t>(p.steps.size());
+  std::vector<bool> used(m.tiles, false);
+  for (const Superstep& step : p.steps) {
+    s.kernel_calls += step.compute.size();
+    s.transfers += step.exchange.size();
+    for (const KernelCall& k : step.compute)
+      if (k.tile < m.tiles) used[k.tile] = true;
+  }
+  s.tiles_used = static_cast<std::uint32_t>(std::count(used.begin(), used.end(), true));
+  const std::vector<StepCost> costs = step_costs(m, p);
+  walk_program(p, [&](std::uint32_t step, std::uint32_t) {
+    s.estimated_compute_cycles += costs[step].compute;
+    s.estimated_exchange_cycles += costs[step].exchange;
+    s.estimated_sync_cycles += costs[step].sync;
+    ++s.executed_supersteps;
+    for (const Transfer& t : p.steps[step].exchange) s.exchange_bytes += std::uint64_t(t.bytes) * t.destinations.size();
+  });
+  s.estimated_cycles = s.estimated_compute_cycles + s.estimated_exchange_cycles + s.estimated_sync_cycles;
+  return s;
+}
+
+}  // namespace tilevit::compiler

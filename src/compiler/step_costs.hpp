@@ -1,0 +1,47 @@
+#pragma once
+// Modelled cycles of the program, step by step, and the figures of a whole call: the one
+// cost table that compile statistics, the device model's cycle count, profiles and
+// `inspect` all read (kernel costs from the kernel table, exchange per wave).
+#include <cstdint>
+#include <vector>
+
+#include "compiler/graph.hpp"
+#include "compiler/program.hpp"
+#include "target/machine.hpp"
+
+namespace tilevit::compiler {
+
+// One superstep: slowest tile's compute, then the exchange phase (receive-bound words at
+// the machine's rate, multicast sent once, waves one after another) plus sync.
+struct StepCost {
+  std::uint64_t compute = 0, exchange = 0, sync = 0;
+  std::uint64_t total() const { return compute + exchange + sync; }
+};
+StepCost estimate_step(const target::MachineDescription& machine, const Superstep& step);
+// Every step of the program, in program order (the loop body once).
+std::vector<StepCost> step_costs(const target::MachineDescription& machine, const CompiledProgram& program);
+
+// The parts of a step's cost per tile: each tile's compute cycles, and per exchange wave
+// each tile's busy cycles (max of its sent and received bytes at the machine's rates).
+std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& machine, const Superstep& step);
+std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& machine, const Superstep& step);
+std::uint64_t estimate_call_cycles(const target::MachineDescription& machine, const KernelCall& call);
+
+// What one call of a program does, from its steps walked in time.
+struct ProgramSummary {
+  std::uint32_t tiles_used = 0;           // tiles with a kernel call
+  std::uint32_t supersteps = 0;           // in the program (the loop body counted once)
+  std::uint32_t executed_supersteps = 0;  // with the loop unrolled in time
+  std::uint64_t kernel_calls = 0, transfers = 0;
+  std::uint64_t exchange_bytes = 0;       // received, per call (loop counted loop_count times)
+  std::uint64_t weight_bytes = 0;         // resident parameter bytes, all tiles
+  std::uint64_t unique_weight_bytes = 0;  // the graph's parameter bytes
+  std::uint64_t estimated_cycles = 0;     // sum over executed supersteps of slowest compute + exchange + sync
+  std::uint64_t estimated_compute_cycles = 0, estimated_exchange_cycles = 0, estimated_sync_cycles = 0;
+  std::uint32_t exchange_table_bytes_max = 0;
+  std::vector<std::uint32_t> exchange_table_bytes;  // per tile
+};
+ProgramSummary summarize_program(const target::MachineDescription& machine, const CompiledProgram& program,
+                                 const std::vector<Tensor>& tensors);
+
+}  // namespace tilevit::compiler

@@ -1,0 +1,21 @@
+#include "package/verified_package.hpp"
+
+#include "compiler/verify.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::package {
+
+VerifiedPackage load_verified_package(const std::string& path) {
+  const Container container = Container::open(path);
+  VerifiedPackage out{decode_package(container), container.sha256_hex()};
+  const PackageContents& c = out.contents;
+  const auto report = compiler::verify_program(c.machine, c.program, c.bindings, c.tensors, false, 1);
+  if (!report.ok())
+    throw Error(path + ": not a valid package: " + report.violations.front() + " (" +
+                    std::to_string(report.violation_count) + " violation" + (report.violation_count == 1 ? "" : "s") +
+                    "; `tilevit verify` lists them)",
+                kExitBadInput);
+  return out;
+}
+
+}  // namespace tilevit::package
