@@ -1,8 +1,8 @@
 #pragma once
 // Host references of the whole vision tower.
 //  * forward_fp32: plain FP32 on the unquantised weights, the yardstick (oneDNN sgemm).
-//  * forward_device_numerics: the same graph with the device's rounding at every step
-//    (docs/NUMERICS.md), through the kernels the device model uses.
+//  * DeviceNumericsModel::forward: the same graph with the device's rounding at every
+//    step (docs/NUMERICS.md), through the kernels the device model uses.
 // Both take a batch of CHW [3][S][S] normalised images and return [batch][width].
 #include <vector>
 

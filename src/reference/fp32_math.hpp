@@ -1,7 +1,8 @@
 #pragma once
 // Vectorised exp and tanh-GELU for the FP32 reference (AVX2, 8 lanes). libm's scalar
-// expf/tanhf took a quarter of the FP32 forward pass; these keep ~1e-7 relative error,
-// well inside what an FP32 yardstick needs. (The device numerics use device_math.hpp.)
+// expf/tanhf would take about a quarter of the FP32 forward pass; these keep ~1e-7
+// relative error, well inside what an FP32 yardstick needs. (The device numerics use
+// device_math.hpp.)
 #include <immintrin.h>
 
 #include <cstddef>
