@@ -120,7 +120,7 @@ struct RunCommand {
     if (program.profiling.enabled) {
       progress("writing profile, model.html, trace.json");
       auto p = profile::build_profile(contents.machine, program,
-                                      {program.profiling.granularity, program.profiling.iterations_in_detail});
+                                      program.profiling.detail);
       p.package_sha256 = sha;
       p.model = config.name + ", " + std::to_string(config.layers) + " layers, batch " + std::to_string(config.batch);
       profile::write_profile(out("profile.tvprof"), p);
@@ -179,10 +179,10 @@ struct RunCommand {
       const auto& built = contents.program.profiling;
       if (profiling.given() && !(built == profiling_options || (!built.enabled && !profiling_options.enabled)))
         throw Error(package_file + ": built " +
-                        (built.enabled ? "with --profile-granularity " + std::string(compiler::to_string(built.granularity)) +
+                        (built.enabled ? "with --profile-granularity " + std::string(compiler::to_string(built.detail.granularity)) +
                                              " --profile-iterations " +
-                                             (built.iterations_in_detail == UINT32_MAX ? std::string("all")
-                                                                                       : std::to_string(built.iterations_in_detail))
+                                             (built.detail.iterations_in_detail == UINT32_MAX ? std::string("all")
+                                                                                       : std::to_string(built.detail.iterations_in_detail))
                                        : std::string("without profiling")) +
                         ": the profiling flags cannot change it (recompile, or drop the flags)",
                     kExitUsage);
@@ -285,7 +285,7 @@ struct RunCommand {
     report["identical_across_calls"] = identical;
     // Where the modelled cycles go, over all tiles: the totals of a whole-call profile.
     const profile::Profile totals =
-        profile::build_profile(contents.machine, contents.program, profile::ProfileOptions{compiler::Granularity::graph, 0});
+        profile::build_profile(contents.machine, contents.program, compiler::ProfileDetail{compiler::Granularity::graph, 0});
     nlohmann::json activity;
     const double tile_cycles = double(totals.span) * contents.machine.tiles;
     for (profile::SampleKind kind : {profile::SampleKind::compute, profile::SampleKind::idle, profile::SampleKind::sync,

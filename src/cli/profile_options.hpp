@@ -37,9 +37,9 @@ struct ProfileFlags {
   compiler::ProfilingOptions options() const {
     compiler::ProfilingOptions o;
     o.enabled = enabled;
-    o.granularity = compiler::granularity_from_string(granularity);
+    o.detail.granularity = compiler::granularity_from_string(granularity);
     if (iterations == "all") {
-      o.iterations_in_detail = UINT32_MAX;
+      o.detail.iterations_in_detail = UINT32_MAX;
     } else {
       std::size_t used = 0;
       unsigned long v = 0;
@@ -50,7 +50,7 @@ struct ProfileFlags {
       }
       if (used != iterations.size() || iterations.empty() || v > 1000000)
         throw Error("--profile-iterations " + iterations + ": expected a number or 'all'", kExitUsage);
-      o.iterations_in_detail = static_cast<std::uint32_t>(v);
+      o.detail.iterations_in_detail = static_cast<std::uint32_t>(v);
     }
     return o;
   }

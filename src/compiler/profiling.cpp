@@ -29,12 +29,12 @@ std::vector<std::uint64_t> profile_records_per_tile(const CompiledProgram& p, st
                                                     const ProfilingOptions& options) {
   std::vector<std::uint64_t> records(tiles, 0);
   if (!options.enabled) return records;
-  if (options.granularity == Granularity::graph) {
+  if (options.detail.granularity == Granularity::graph) {
     std::fill(records.begin(), records.end(), 1);
     return records;
   }
-  const std::uint32_t detailed = std::min(options.iterations_in_detail, p.loop_count);
-  const bool kernel = options.granularity == Granularity::kernel;
+  const std::uint32_t detailed = std::min(options.detail.iterations_in_detail, p.loop_count);
+  const bool kernel = options.detail.granularity == Granularity::kernel;
   for (std::uint32_t s = 0; s < p.steps.size(); ++s) {
     const Superstep& step = p.steps[s];
     const std::uint64_t times = in_loop(p, s) ? detailed : 1;

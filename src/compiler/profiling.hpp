@@ -18,10 +18,18 @@ enum class Granularity : std::uint8_t { graph, phase, kernel };
 std::string_view to_string(Granularity granularity);
 Granularity granularity_from_string(std::string_view name);  // throws Error(kExitUsage)
 
+// What a profile records: its granularity and how many loop iterations sample by sample
+// (the rest are one repeat sample per tile).
+struct ProfileDetail {
+  Granularity granularity = Granularity::phase;
+  std::uint32_t iterations_in_detail = 1;
+  bool operator==(const ProfileDetail&) const = default;
+};
+
+// A build's profiling: whether the tiles record (and reserve buffers for) a profile, and its detail.
 struct ProfilingOptions {
   bool enabled = false;
-  Granularity granularity = Granularity::phase;
-  std::uint32_t iterations_in_detail = 1;  // loop iterations recorded sample by sample
+  ProfileDetail detail;
   bool operator==(const ProfilingOptions&) const = default;
 };
 

@@ -37,8 +37,8 @@ nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig
   j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
   j["exchange_stream_words"] = p.exchange_stream_words;
   if (p.profiling.enabled)  // absent in unprofiled packages, whose bytes predate profiling builds
-    j["profiling"] = {{"granularity", to_string(p.profiling.granularity)},
-                      {"iterations_in_detail", p.profiling.iterations_in_detail}};
+    j["profiling"] = {{"granularity", to_string(p.profiling.detail.granularity)},
+                      {"iterations_in_detail", p.profiling.detail.iterations_in_detail}};
   return j;
 }
 
@@ -182,8 +182,8 @@ PackageContents decode_package(const Container& c) {
     if (j.contains("profiling")) {
       const auto& prof = j.at("profiling");
       out.program.profiling.enabled = true;
-      out.program.profiling.granularity = granularity_from_string(prof.at("granularity").get<std::string>());
-      out.program.profiling.iterations_in_detail = prof.at("iterations_in_detail").get<std::uint32_t>();
+      out.program.profiling.detail.granularity = granularity_from_string(prof.at("granularity").get<std::string>());
+      out.program.profiling.detail.iterations_in_detail = prof.at("iterations_in_detail").get<std::uint32_t>();
     }
   } catch (const nlohmann::json::exception& e) {
     throw Error(c.name() + ": section \"model\": " + e.what());

@@ -42,7 +42,7 @@ std::uint32_t saturate(std::uint64_t v) { return static_cast<std::uint32_t>(std:
 
 class Recorder {
  public:
-  Recorder(const target::MachineDescription& m, const compiler::CompiledProgram& p, const ProfileOptions& o,
+  Recorder(const target::MachineDescription& m, const compiler::CompiledProgram& p, const compiler::ProfileDetail& o,
            Profile& out)
       : m_(m), p_(p), o_(o), out_(out), cache_(p.steps.size()) {}
 
@@ -192,7 +192,7 @@ class Recorder {
 
   const target::MachineDescription& m_;
   const compiler::CompiledProgram& p_;
-  const ProfileOptions& o_;
+  const compiler::ProfileDetail& o_;
   Profile& out_;
   std::vector<StepData> cache_;
   std::map<std::string, std::uint32_t> index_;
@@ -201,7 +201,7 @@ class Recorder {
 }  // namespace
 
 Profile build_profile(const target::MachineDescription& m, const compiler::CompiledProgram& p,
-                      const ProfileOptions& options) {
+                      const compiler::ProfileDetail& options) {
   Profile out;
   out.machine_name = m.name;
   out.tiles = m.tiles;

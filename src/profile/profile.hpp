@@ -47,13 +47,6 @@ struct Sample {
   bool operator==(const Sample&) const = default;
 };
 
-struct ProfileOptions {
-  Granularity granularity = Granularity::phase;
-  // Loop iterations recorded in detail; the rest are one repeat sample per tile.
-  std::uint32_t iterations_in_detail = 1;
-  bool operator==(const ProfileOptions&) const = default;
-};
-
 struct Profile {
   // Identity: what was profiled.
   std::string machine_name;
@@ -62,7 +55,7 @@ struct Profile {
   std::uint32_t flop_per_cycle_fp16 = 0, flop_per_cycle_fp8 = 0;  // per tile: the peaks of achieved-vs-peak
   std::string package_sha256;  // hex; empty when not known
   std::string model;           // e.g. "so400m-patch14-378, 27 layers, batch 1"
-  ProfileOptions options;
+  compiler::ProfileDetail options;
   std::uint32_t loop_begin = 0, loop_end = 0, loop_count = 1;
   std::uint32_t steps = 0;     // supersteps in the program
   // Measurements.
@@ -75,6 +68,6 @@ struct Profile {
 // The modelled profile of one call of `program` (cycles from the calibrated cost model,
 // the same as the compiler's estimate and the device model's count).
 Profile build_profile(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
-                      const ProfileOptions& options);
+                      const compiler::ProfileDetail& options);
 
 }  // namespace tilevit::profile

@@ -24,7 +24,7 @@ compiler::CompiledModel compile_small(compiler::ProfilingOptions profiling, std:
                                  compiler::CompileOptions{words, profiling});
 }
 
-profile::Profile profile_of(const compiler::CompiledModel& m, profile::ProfileOptions o) {
+profile::Profile profile_of(const compiler::CompiledModel& m, compiler::ProfileDetail o) {
   return profile::build_profile(target::test16(), m.lowered.program, o);
 }
 
@@ -39,7 +39,7 @@ std::string temp_path(const std::string& name) {
 TEST(Profile, RecordsMatchTheReservedBuffersAtEveryGranularity) {
   for (auto g : {compiler::Granularity::graph, compiler::Granularity::phase, compiler::Granularity::kernel})
     for (std::uint32_t detail : {1u, 2u}) {
-      const compiler::ProfilingOptions options{true, g, detail};
+      const compiler::ProfilingOptions options{true, {g, detail}};
       const auto m = compile_small(options);
       ASSERT_TRUE(compiler::verify_program(target::test16(), m.lowered.program, m.lowered.bindings, m.graph.tensors).ok());
       const auto p = profile_of(m, {g, detail});
@@ -85,7 +85,7 @@ TEST(Profile, SpanIsTheCompilerEstimateAndEveryTileCycleIsAccountedFor) {
 
 TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
   const auto plain = compile_small({});
-  const auto profiled = compile_small({true, compiler::Granularity::kernel, 3});
+  const auto profiled = compile_small({true, {compiler::Granularity::kernel, 3}});
   EXPECT_EQ(plain.lowered.program.allocations.size() + 16, profiled.lowered.program.allocations.size());
   EXPECT_GT(profiled.stats.peak_tile_bytes, plain.stats.peak_tile_bytes);
 }
@@ -93,7 +93,7 @@ TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
 // The verifier reports a call or transfer on a tile the machine lacks; counting the
 // profiling records of such a program must not throw first.
 TEST(Profile, VerifierReportsBadTilesOfAProfiledProgram) {
-  auto m = compile_small({true, compiler::Granularity::kernel, 1});
+  auto m = compile_small({true, {compiler::Granularity::kernel, 1}});
   auto& program = m.lowered.program;
   for (auto& s : program.steps)
     if (!s.compute.empty() && !s.exchange.empty()) {

@@ -153,7 +153,7 @@ TEST(TimelineHtml, RejectsInconsistentProfiles) {
 // when set, for the browser tests.
 TEST(TimelineHtml, CompiledModel) {
   const auto m = compile_small();
-  profile::ProfileOptions o;
+  compiler::ProfileDetail o;
   auto p = profile::build_profile(target::test16(), m.lowered.program, o);
   p.model = "small, 2 layers, batch 1";
   const std::string html = profile::render_timeline_html(
