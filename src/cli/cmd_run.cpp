@@ -144,50 +144,166 @@ struct RunCommand {
     return files;
   }
 
+  // The package to run: compiled from the model flags and written to --out, or --package.
+  // Either way the written file is loaded and verified: the package must stand alone.
+  struct Loaded {
+    package::PackageContents contents;
+    std::string sha, path;
+    double compile_seconds = 0;
+  };
+  Loaded obtain_package(const compiler::ProfilingOptions& profiling_options) {
+    if (!package_file.empty()) {
+      auto loaded = package::load_verified_package(package_file);
+      check_profiling_flags(loaded.contents.program.profiling, profiling_options);
+      return {std::move(loaded.contents), loaded.sha256, package_file, 0};
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
+    const auto config = model.config();
+    progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
+             std::to_string(config.batch) + ") for " + machine.name);
+    const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine,
+                                                  compiler::CompileOptions{stream_words, profiling_options});
+    const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
+    write_bytes_atomically(path, package::encode_package(compiled, machine).bytes());
+    const double seconds = since(t0);
+    auto loaded = package::load_verified_package(path);
+    return {std::move(loaded.contents), loaded.sha256, path, seconds};
+  }
+
+  // What a package records is fixed when it is compiled: a flag asking otherwise is an error.
+  void check_profiling_flags(const compiler::ProfilingOptions& built, const compiler::ProfilingOptions& asked) const {
+    if (!profiling.given() || built == asked || (!built.enabled && !asked.enabled)) return;
+    const auto& d = built.detail;
+    const std::string iterations = d.iterations_in_detail == UINT32_MAX ? "all" : std::to_string(d.iterations_in_detail);
+    throw Error(package_file + ": built " +
+                    (built.enabled ? "with --profile-granularity " + std::string(compiler::to_string(d.granularity)) +
+                                         " --profile-iterations " + iterations
+                                   : std::string("without profiling")) +
+                    ": the profiling flags cannot change it (recompile, or drop the flags)",
+                kExitUsage);
+  }
+
+  // The calls: each timed, checked for finite values and against the FP32 reference.
+  struct Calls {
+    nlohmann::json report = nlohmann::json::array();
+    std::vector<double> cosines;
+    std::vector<float> last;
+    bool passed = true, identical = true;
+  };
+  Calls run_calls(device::Device& dev, const model::ViTWeights& weights, const std::vector<std::vector<float>>& images,
+                  const std::vector<float>& fp32, const model::ViTConfig& config, std::uint64_t clock_hz) {
+    Calls out;
+    std::vector<float> first;
+    for (int i = 0; i < inferences; ++i) {
+      // Interleaved with the calls, so that both see the same load on a shared machine.
+      const double reference_ms = time_reference ? timed_reference(weights, images, fp32, i) : 0;
+      progress("device: call " + std::to_string(i + 1) + " of " + std::to_string(inferences));
+      device::CallTiming timing;
+      out.last = dev.run(images, &timing);
+      if (i == 0) first = out.last;
+      out.identical &= out.last == first;
+      nlohmann::json call{{"call", i},
+                          {"device_cycles", timing.device_cycles},
+                          {"device_ms", double(timing.device_cycles) / double(clock_hz) * 1e3},
+                          {"host_ms", {{"upload", timing.upload_seconds * 1e3},
+                                       {"execute", timing.execute_seconds * 1e3},
+                                       {"download", timing.download_seconds * 1e3}}}};
+      if (time_reference) call["reference_ms"] = reference_ms;
+      bool finite = true;
+      for (float v : out.last) finite &= std::isfinite(v);
+      out.passed &= finite;
+      call["finite"] = finite;
+      if (reference_fp32) {
+        const auto cmp = reference::compare_embeddings(out.last, fp32, config.width);
+        call["cosines"] = cmp.cosines;
+        for (double c : cmp.cosines) {
+          out.cosines.push_back(c);
+          out.passed &= c > threshold;
+        }
+      }
+      out.report.push_back(call);
+    }
+    return out;
+  }
+
+  // One FP32 forward pass timed before call i (ms); it must equal the first one.
+  double timed_reference(const model::ViTWeights& weights, const std::vector<std::vector<float>>& images,
+                         const std::vector<float>& fp32,
+                         int i) const {
+    progress("FP32 reference, timed, before call " + std::to_string(i + 1));
+    const auto r0 = std::chrono::steady_clock::now();
+    const auto embedding = reference::forward_fp32(weights, images);
+    const double ms = since(r0) * 1e3;
+    if (reference_fp32 && embedding != fp32)  // the reference is deterministic: a difference is a fault
+      throw Error("FP32 reference: the timed forward pass before call " + std::to_string(i + 1) + " differs from the first one",
+                  kExitInternal);
+    return ms;
+  }
+
+  // Host time per call, and with --time-reference the medians next to the reference's.
+  void report_host_times(nlohmann::json& report, const nlohmann::json& calls) const {
+    std::vector<double> host_ms;  // per call: upload + execute + download
+    for (const auto& c : calls)
+      host_ms.push_back(c["host_ms"]["upload"].get<double>() + c["host_ms"]["execute"].get<double>() +
+                        c["host_ms"]["download"].get<double>());
+    report["host_ms_per_call"] = std::accumulate(host_ms.begin(), host_ms.end(), 0.0) / inferences;
+    if (!time_reference) return;
+    std::vector<double> reference;
+    for (const auto& c : calls) reference.push_back(c["reference_ms"].get<double>());
+    const double host = median(host_ms), ref = median(reference);
+    report["host_ms_median"] = host;
+    report["reference_ms_median"] = ref;
+    report["host_vs_reference"] = host / ref;
+  }
+
+  // Where the modelled cycles go, over all tiles: the totals of a whole-call profile.
+  static nlohmann::json tile_activity_share(const package::PackageContents& contents) {
+    const profile::Profile totals =
+        profile::build_profile(contents.machine, contents.program, compiler::ProfileDetail{compiler::Granularity::graph, 0});
+    nlohmann::json activity;
+    const double tile_cycles = double(totals.span) * contents.machine.tiles;
+    for (profile::SampleKind kind : {profile::SampleKind::compute, profile::SampleKind::idle, profile::SampleKind::sync,
+                                     profile::SampleKind::exchange})
+      activity[std::string(profile::to_string(kind))] = totals.tile_cycles[std::size_t(kind)] / tile_cycles;
+    return activity;
+  }
+
+  void print_text(const nlohmann::json& report, const model::ViTConfig& config, const std::string& machine) const {
+    std::printf("%s, %d layers, batch %d on %s; package %s\n", config.name.c_str(), config.layers, config.batch,
+                machine.c_str(), report["package_sha256"].get<std::string>().substr(0, 16).c_str());
+    for (const auto& c : report["calls"]) {
+      std::printf("call %d: device %llu cycles = %.3f ms; host upload %.1f ms, execute %.1f ms, download %.1f ms",
+                  c["call"].get<int>(), (unsigned long long)c["device_cycles"].get<std::uint64_t>(),
+                  c["device_ms"].get<double>(), c["host_ms"]["upload"].get<double>(), c["host_ms"]["execute"].get<double>(),
+                  c["host_ms"]["download"].get<double>());
+      if (c.contains("cosines"))
+        for (const auto& x : c["cosines"]) std::printf(", cosine %.9f", x.get<double>());
+      std::printf("\n");
+    }
+    if (check_numerics)
+      std::printf("device vs device-numerics reference: %s\n",
+                  report["bit_exact_vs_device_numerics"].get<bool>() ? "bit for bit equal" : "DIFFERENT");
+    if (time_reference)
+      std::printf("host speed: call median %.1f ms, FP32 reference median %.1f ms (timed before each call), ratio %.2f\n",
+                  report["host_ms_median"].get<double>(), report["reference_ms_median"].get<double>(),
+                  report["host_vs_reference"].get<double>());
+    const auto& activity = report["tile_activity_share"];
+    std::printf("tile time: compute %.1f%%, idle %.1f%%, sync %.1f%%, exchange %.1f%%\n",
+                100 * activity["compute"].get<double>(), 100 * activity["idle"].get<double>(),
+                100 * activity["sync"].get<double>(), 100 * activity["exchange"].get<double>());
+    if (!report["cosines"].empty())
+      std::printf("min cosine %.9f (threshold %.2f)\n", report["min_cosine"].get<double>(), threshold);
+    std::printf("%s\n", report["passed"].get<bool>() ? "PASS" : "FAIL");
+  }
+
   int run() {
     model.apply_threads();
     const compiler::ProfilingOptions profiling_options = profiling.options();  // bad flags fail before any work
-    nlohmann::json report;
     std::filesystem::create_directories(out_dir);
-    // Package: compile, or load and check it matches the model flags.
-    auto t0 = std::chrono::steady_clock::now();
-    package::PackageContents contents;
-    std::string sha;
-    double compile_seconds = 0;
-    if (package_file.empty()) {
-      const auto machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
-      const auto config = model.config();
-      progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
-               std::to_string(config.batch) + ") for " + machine.name);
-      const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine,
-                                                    compiler::CompileOptions{stream_words, profiling_options});
-      const auto bytes = package::encode_package(compiled, machine).bytes();
-      const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
-      write_bytes_atomically(path, bytes);
-      compile_seconds = since(t0);
-      // Run what was written, not the in-memory program: the package must stand alone.
-      auto loaded = package::load_verified_package(path);
-      sha = loaded.sha256;
-      contents = std::move(loaded.contents);
-      report["package"] = path;
-    } else {
-      auto loaded = package::load_verified_package(package_file);
-      sha = loaded.sha256;
-      contents = std::move(loaded.contents);
-      report["package"] = package_file;
-      // What a package records is fixed when it is compiled: a flag asking otherwise is an error.
-      const auto& built = contents.program.profiling;
-      if (profiling.given() && !(built == profiling_options || (!built.enabled && !profiling_options.enabled)))
-        throw Error(package_file + ": built " +
-                        (built.enabled ? "with --profile-granularity " + std::string(compiler::to_string(built.detail.granularity)) +
-                                             " --profile-iterations " +
-                                             (built.detail.iterations_in_detail == UINT32_MAX ? std::string("all")
-                                                                                       : std::to_string(built.detail.iterations_in_detail))
-                                       : std::string("without profiling")) +
-                        ": the profiling flags cannot change it (recompile, or drop the flags)",
-                    kExitUsage);
-    }
-    model::ViTConfig config = contents.config;  // the package decides the shape
+    const Loaded package = obtain_package(profiling_options);
+    const package::PackageContents& contents = package.contents;
+    const model::ViTConfig config = contents.config;  // the package decides the shape
     if (!model.images.empty() && static_cast<int>(model.images.size()) != config.batch)
       throw Error("the package takes " + std::to_string(config.batch) + " images per call; " +
                       std::to_string(model.images.size()) + " --image given",
@@ -209,130 +325,47 @@ struct RunCommand {
     const DeviceLock lock(lock_file, lock_timeout);
     progress("device: uploading weights");
     device::Device dev(contents);
-    t0 = std::chrono::steady_clock::now();
+    const auto t0 = std::chrono::steady_clock::now();
     dev.upload_weights(weights);
     const double weight_upload_seconds = since(t0);
+    Calls calls = run_calls(dev, weights, images, fp32, config, contents.machine.clock_hz);
+    if (!save_embeddings.empty()) formats::write_npy(save_embeddings, {config.batch, config.width}, calls.last);
+    formats::write_npy((std::filesystem::path(out_dir) / "embeddings.npy").string(), {config.batch, config.width}, calls.last);
 
-    nlohmann::json calls = nlohmann::json::array();
-    std::vector<double> cosines;
-    std::vector<float> first, last;
-    bool passed = true, identical = true;
-    for (int i = 0; i < inferences; ++i) {
-      // Interleaved with the calls, so that both see the same load on a shared machine.
-      double reference_ms = 0;
-      if (time_reference) {
-        progress("FP32 reference, timed, before call " + std::to_string(i + 1));
-        const auto r0 = std::chrono::steady_clock::now();
-        const auto embedding = reference::forward_fp32(weights, images);
-        reference_ms = since(r0) * 1e3;
-        if (reference_fp32 && embedding != fp32)  // the reference is deterministic: a difference is a fault
-          throw Error("FP32 reference: the timed forward pass before call " + std::to_string(i + 1) +
-                          " differs from the first one", kExitInternal);
-      }
-      progress("device: call " + std::to_string(i + 1) + " of " + std::to_string(inferences));
-      device::CallTiming timing;
-      last = dev.run(images, &timing);
-      if (i == 0) first = last;
-      identical &= last == first;
-      nlohmann::json call{{"call", i},
-                          {"device_cycles", timing.device_cycles},
-                          {"device_ms", double(timing.device_cycles) / double(contents.machine.clock_hz) * 1e3},
-                          {"host_ms", {{"upload", timing.upload_seconds * 1e3},
-                                       {"execute", timing.execute_seconds * 1e3},
-                                       {"download", timing.download_seconds * 1e3}}}};
-      if (time_reference) call["reference_ms"] = reference_ms;
-      bool finite = true;
-      for (float v : last) finite &= std::isfinite(v);
-      passed &= finite;
-      call["finite"] = finite;
-      if (reference_fp32) {
-        const auto cmp = reference::compare_embeddings(last, fp32, config.width);
-        call["cosines"] = cmp.cosines;
-        for (double c : cmp.cosines) {
-          cosines.push_back(c);
-          passed &= c > threshold;
-        }
-      }
-      calls.push_back(call);
-    }
-    if (!save_embeddings.empty()) formats::write_npy(save_embeddings, {config.batch, config.width}, last);
-    formats::write_npy((std::filesystem::path(out_dir) / "embeddings.npy").string(), {config.batch, config.width}, last);
-
-    const auto& c0 = calls[0];
-    std::vector<double> host_ms;  // per call: upload + execute + download
-    for (const auto& c : calls)
-      host_ms.push_back(c["host_ms"]["upload"].get<double>() + c["host_ms"]["execute"].get<double>() +
-                        c["host_ms"]["download"].get<double>());
+    nlohmann::json report;
+    report["package"] = package.path;
     report["model"] = config.name;
     report["layers"] = config.layers;
     report["batch"] = config.batch;
     report["machine"] = contents.machine.name;
-    report["package_sha256"] = sha;
-    report["compile_seconds"] = compile_seconds;
+    report["package_sha256"] = package.sha;
+    report["compile_seconds"] = package.compile_seconds;
     report["weight_upload_seconds"] = weight_upload_seconds;
-    report["calls"] = calls;
-    report["device_cycles"] = c0["device_cycles"];
-    report["device_ms"] = c0["device_ms"];
-    report["host_ms_per_call"] = std::accumulate(host_ms.begin(), host_ms.end(), 0.0) / inferences;
-    if (time_reference) {
-      std::vector<double> reference;
-      for (const auto& c : calls) reference.push_back(c["reference_ms"].get<double>());
-      const double host = median(host_ms), ref = median(reference);
-      report["host_ms_median"] = host;
-      report["reference_ms_median"] = ref;
-      report["host_vs_reference"] = host / ref;
-    }
-    report["identical_across_calls"] = identical;
-    // Where the modelled cycles go, over all tiles: the totals of a whole-call profile.
-    const profile::Profile totals =
-        profile::build_profile(contents.machine, contents.program, compiler::ProfileDetail{compiler::Granularity::graph, 0});
-    nlohmann::json activity;
-    const double tile_cycles = double(totals.span) * contents.machine.tiles;
-    for (profile::SampleKind kind : {profile::SampleKind::compute, profile::SampleKind::idle, profile::SampleKind::sync,
-                                     profile::SampleKind::exchange})
-      activity[std::string(profile::to_string(kind))] = totals.tile_cycles[std::size_t(kind)] / tile_cycles;
-    report["tile_activity_share"] = activity;
-    report["outputs"] = write_views(contents, sha, config);
-    report["cosines"] = cosines;
-    report["min_cosine"] = cosines.empty() ? nlohmann::json(nullptr) : nlohmann::json(*std::min_element(cosines.begin(), cosines.end()));
+    report["calls"] = calls.report;
+    report["device_cycles"] = calls.report[0]["device_cycles"];
+    report["device_ms"] = calls.report[0]["device_ms"];
+    report_host_times(report, calls.report);
+    report["identical_across_calls"] = calls.identical;
+    report["tile_activity_share"] = tile_activity_share(contents);
+    report["outputs"] = write_views(contents, package.sha, config);
+    report["cosines"] = calls.cosines;
+    report["min_cosine"] = calls.cosines.empty() ? nlohmann::json(nullptr)
+                                                 : nlohmann::json(*std::min_element(calls.cosines.begin(), calls.cosines.end()));
+    bool passed = calls.passed && calls.identical;
     if (check_numerics) {
       double max_diff = 0;
-      for (std::size_t i = 0; i < last.size(); ++i) max_diff = std::max(max_diff, double(std::fabs(last[i] - numerics_ref[i])));
-      report["bit_exact_vs_device_numerics"] = last == numerics_ref;
+      for (std::size_t i = 0; i < calls.last.size(); ++i)
+        max_diff = std::max(max_diff, double(std::fabs(calls.last[i] - numerics_ref[i])));
+      report["bit_exact_vs_device_numerics"] = calls.last == numerics_ref;
       report["max_abs_diff_vs_device_numerics"] = max_diff;
-      passed &= last == numerics_ref;
+      passed &= calls.last == numerics_ref;
     }
-    passed &= identical;
     report["passed"] = passed;
     write_text_atomically((std::filesystem::path(out_dir) / "run.json").string(), report.dump(1) + "\n");
-    if (json) {
+    if (json)
       std::cout << report.dump(1) << "\n";
-    } else {
-      std::printf("%s, %d layers, batch %d on %s; package %s\n", config.name.c_str(), config.layers, config.batch,
-                  contents.machine.name.c_str(), sha.substr(0, 16).c_str());
-      for (const auto& c : calls) {
-        std::printf("call %d: device %llu cycles = %.3f ms; host upload %.1f ms, execute %.1f ms, download %.1f ms",
-                    c["call"].get<int>(), (unsigned long long)c["device_cycles"].get<std::uint64_t>(),
-                    c["device_ms"].get<double>(), c["host_ms"]["upload"].get<double>(),
-                    c["host_ms"]["execute"].get<double>(), c["host_ms"]["download"].get<double>());
-        if (c.contains("cosines"))
-          for (const auto& x : c["cosines"]) std::printf(", cosine %.9f", x.get<double>());
-        std::printf("\n");
-      }
-      if (check_numerics)
-        std::printf("device vs device-numerics reference: %s\n", report["bit_exact_vs_device_numerics"].get<bool>()
-                                                                       ? "bit for bit equal"
-                                                                       : "DIFFERENT");
-      if (time_reference)
-        std::printf("host speed: call median %.1f ms, FP32 reference median %.1f ms (timed before each call), ratio %.2f\n",
-                    report["host_ms_median"].get<double>(), report["reference_ms_median"].get<double>(),
-                    report["host_vs_reference"].get<double>());
-      std::printf("tile time: compute %.1f%%, idle %.1f%%, sync %.1f%%, exchange %.1f%%\n",
-                  100 * activity["compute"].get<double>(), 100 * activity["idle"].get<double>(),
-                  100 * activity["sync"].get<double>(), 100 * activity["exchange"].get<double>());
-      if (!cosines.empty()) std::printf("min cosine %.9f (threshold %.2f)\n", report["min_cosine"].get<double>(), threshold);
-      std::printf("%s\n", passed ? "PASS" : "FAIL");
-    }
+    else
+      print_text(report, config, contents.machine.name);
     return passed ? kExitOk : kExitFailure;
   }
 };
