@@ -320,7 +320,7 @@ void Device::fused_phase(std::uint32_t producer, std::uint32_t producer_iteratio
   // A deferred tile's kernels run on the thread whose receive counts its wait down to 0
   // (acquire-release: every reader's copies out of the tile happen before the kernels
   // overwrite it), as soon as the order of the receives allows, instead of in a second
-  // pass after all of them (+0.6% per layer). Faults: one in a receive or an undeferred
+  // pass after all of them. Faults: one in a receive or an undeferred
   // kernel first (the lowest entry's), else the deferred kernels' of the lowest entry.
   const std::size_t n = f.tiles.size();
   if (countdown_size_ < n) countdown_.reset(new std::atomic<std::uint32_t>[n]), countdown_size_ = n;

@@ -9,8 +9,8 @@
 namespace tilevit::device {
 
 // Every 64 B line of [p, p + bytes) prefetched into L1. A read prefetch (`_m_prefetchw`
-// compiles to the same `prefetcht0` without the PRFCHW target, and PREFETCHW measured no
-// different): an unshared line arrives exclusive, so the later store does not wait.
+// compiles to the same `prefetcht0` without the PRFCHW target): an unshared line arrives
+// exclusive, so the later store does not wait.
 inline void prefetch_lines(const void* p, std::size_t bytes) {
   const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(p);
   for (std::uintptr_t line = begin & ~std::uintptr_t(63); line < begin + bytes; line += 64)

@@ -31,10 +31,10 @@ class TileMemory {
   std::uint32_t tiles() const { return tiles_; }
   // Host bytes from one tile's first byte to the next one's: the SRAM size rounded up to an
   // odd number of 64 B lines. At a stride of the C600's 624 KiB (a multiple of 16 KiB) the
-  // same address on every tile fell into 8 of the L2's 2,048 sets and one of the L1's 64,
-  // so an operand gathered from many tiles (a GEMM's A rows, multicast to 72 tiles) could
-  // not stay in cache between its receivers; an odd line count spreads consecutive tiles
-  // over all sets (those receives 12-13% faster, docs/DEVICE.md "Tenth round").
+  // same address on every tile would fall into a few cache sets, so an operand gathered
+  // from many tiles (a GEMM's A rows, multicast to 72 tiles) could not stay in cache
+  // between its receivers; an odd line count spreads consecutive tiles over all sets
+  // (docs/experiments/device-host-speed.md, round 10).
   std::uint32_t stride() const { return stride_; }
   static std::uint32_t stride_for(std::uint32_t bytes_per_tile) { return ((bytes_per_tile + 63) / 64 | 1) * 64; }
 
