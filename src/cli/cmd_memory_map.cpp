@@ -9,6 +9,7 @@
 #include "package/verified_package.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
+#include "profile/memory_map_json.hpp"
 #include "profile/memory_png.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
@@ -33,7 +34,7 @@ struct MemoryMapCommand {
     const package::VerifiedPackage loaded = package::load_verified_package(path);
     const package::PackageContents& c = loaded.contents;
     // A profiled package reserves the profiling buffers: they are part of its map.
-    const nlohmann::json map = profile::memory_map_json(c.machine, c.program, c.program.profiling.enabled);
+    const profile::MemoryMap map = profile::build_memory_map(c.machine, c.program, c.program.profiling.enabled);
 
     std::error_code ec;
     if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
@@ -41,7 +42,7 @@ struct MemoryMapCommand {
     fs::create_directories(out_dir, ec);
     if (ec) throw Error(out_dir + ": cannot create the output directory: " + ec.message(), kExitResource);
 
-    const std::string json_text = map.dump() + "\n";
+    const std::string json_text = profile::to_json(map).dump() + "\n";
     const std::vector<std::byte> png = profile::render_memory_png(map);
     const std::string html = profile::render_memory_html(map);
     const fs::path dir(out_dir);
@@ -49,7 +50,7 @@ struct MemoryMapCommand {
     write_bytes_atomically((dir / "memory.png").string(), png);
     write_text_atomically((dir / "memory.html").string(), html);
 
-    std::uint64_t entries = map.at("entries").get<std::uint64_t>();
+    const std::uint64_t entries = map.entry_count();
     if (json) {
       nlohmann::json j{{"package", path},
                        {"package_sha256", loaded.sha256},
@@ -57,7 +58,7 @@ struct MemoryMapCommand {
                        {"tiles", c.machine.tiles},
                        {"allocations", c.program.allocations.size()},
                        {"entries", entries},
-                       {"labels", map.at("labels").size()},
+                       {"labels", map.labels.size()},
                        {"profiling", c.program.profiling.enabled},
                        {"files",
                         {{"memory.json", json_text.size()}, {"memory.png", png.size()}, {"memory.html", html.size()}}}};
@@ -65,7 +66,7 @@ struct MemoryMapCommand {
     } else {
       std::printf("%s: %zu allocations on %u tiles (%llu map entries, %zu labels)\n", path.c_str(),
                   c.program.allocations.size(), c.machine.tiles, static_cast<unsigned long long>(entries),
-                  map.at("labels").size());
+                  map.labels.size());
       std::printf("wrote %s/memory.json (%zu B), memory.png (%zu B), memory.html (%zu B)\n", out_dir.c_str(),
                   json_text.size(), png.size(), html.size());
     }

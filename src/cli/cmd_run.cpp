@@ -21,6 +21,7 @@
 #include "device/device.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
+#include "profile/memory_map_json.hpp"
 #include "profile/memory_png.hpp"
 #include "profile/profile_file.hpp"
 #include "profile/timeline_html.hpp"
@@ -134,8 +135,8 @@ struct RunCommand {
       for (const char* stale : {"profile.tvprof", "model.html", "trace.json"}) fs::remove(out(stale));  // of an older run
     }
     progress("writing memory.json, memory.png, memory.html");
-    const auto map = profile::memory_map_json(contents.machine, program, program.profiling.enabled);
-    write_text_atomically(out("memory.json"), map.dump() + "\n");
+    const auto map = profile::build_memory_map(contents.machine, program, program.profiling.enabled);
+    write_text_atomically(out("memory.json"), profile::to_json(map).dump() + "\n");
     note("memory.json");
     write_bytes_atomically(out("memory.png"), profile::render_memory_png(map));
     note("memory.png");

@@ -1,11 +1,11 @@
-// memory.json: per tile, every allocation's address range and lifetime, the reserved
+// The memory map: per tile, every allocation's address range and lifetime, the reserved
 // ranges as entries of their own, and the placement statistics (docs/MEMORY_MAP.md).
 #include "profile/memory_map.hpp"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "compiler/compile.hpp"
@@ -14,30 +14,25 @@
 namespace tilevit::profile {
 namespace {
 
-enum MapKind : std::uint8_t { kParameter, kActivation, kScratch, kPadding, kSupport };
-
-MapKind map_kind(compiler::AllocationKind kind) {
+MemoryKind memory_kind(compiler::AllocationKind kind) {
   switch (kind) {
-    case compiler::AllocationKind::parameter: return kParameter;
-    case compiler::AllocationKind::activation: return kActivation;
-    case compiler::AllocationKind::scratch: return kScratch;
-    case compiler::AllocationKind::support: return kSupport;
+    case compiler::AllocationKind::parameter: return MemoryKind::parameter;
+    case compiler::AllocationKind::activation: return MemoryKind::activation;
+    case compiler::AllocationKind::scratch: return MemoryKind::scratch;
+    case compiler::AllocationKind::support: return MemoryKind::support;
   }
-  return kSupport;
+  return MemoryKind::support;
 }
 
-// One row of a tile's map before it becomes JSON.
-struct Entry {
-  std::uint32_t start = 0, end = 0, payload_end = 0;
-  std::uint32_t label = 0;
-  MapKind kind = kActivation;
-  std::uint32_t first = 0, last = 0;
-  std::uint32_t shards = 1;
-  bool whole = false;  // lives for the whole program (parameters, support, reserved ranges)
+// An entry while its tile is laid out: what the alignment tail needs besides the entry.
+struct PendingEntry {
+  MemoryEntry entry;
+  std::uint32_t alignment = 1;  // reserved ranges need none
+  bool whole = false;           // lives for the whole program (parameters, support, reserved ranges)
 };
 
-bool lifetimes_overlap(const Entry& a, const Entry& b) {
-  return a.whole || b.whole || (a.first <= b.last && b.first <= a.last);
+bool lifetimes_overlap(const PendingEntry& a, const PendingEntry& b) {
+  return a.whole || b.whole || (a.entry.first <= b.entry.last && b.entry.first <= a.entry.last);
 }
 
 // Labels are interned in order of first appearance (tile order, then program order), so
@@ -49,7 +44,7 @@ class LabelTable {
     if (inserted) labels_.push_back(text);
     return it->second;
   }
-  const std::vector<std::string>& labels() const { return labels_; }
+  std::vector<std::string> take() { return std::move(labels_); }
 
  private:
   std::unordered_map<std::string, std::uint32_t> index_;
@@ -77,183 +72,170 @@ std::vector<std::uint32_t> shard_counts(const compiler::CompiledProgram& program
   return shards;
 }
 
-std::string hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%X", v);
-  return buf;
+// The last superstep of the map: whole-program entries live until it. Also rejects
+// allocations on tiles the machine does not have.
+std::uint32_t last_step_of(const target::MachineDescription& machine, const compiler::CompiledProgram& program) {
+  std::uint32_t last_step = program.steps.empty() ? 0 : static_cast<std::uint32_t>(program.steps.size() - 1);
+  for (const auto& a : program.allocations) {
+    if (a.tile >= machine.tiles)
+      throw Error("memory map: allocation '" + a.request.label + "' on tile " + std::to_string(a.tile) +
+                  " outside the machine (" + std::to_string(machine.tiles) + " tiles)");
+    if (!compiler::is_whole_program(a.request.kind)) last_step = std::max(last_step, a.request.last);
+  }
+  return last_step;
+}
+
+PendingEntry whole_program_entry(MemoryKind kind, std::uint32_t label, std::uint32_t start, std::uint32_t end,
+                                 std::uint32_t last_step) {
+  PendingEntry e;
+  e.entry.kind = kind;
+  e.entry.label = label;
+  e.entry.start = start;
+  e.entry.end = e.entry.payload_end = end;
+  e.entry.last = last_step;
+  e.whole = true;
+  return e;
+}
+
+// Entries shared by every tile: the active reserved ranges and SRAM outside every region.
+std::vector<PendingEntry> shared_entries(const target::MachineDescription& machine, bool profiling,
+                                         std::uint32_t last_step, LabelTable& labels) {
+  std::vector<PendingEntry> shared;
+  for (const auto& r : machine.reserved) {
+    if (r.when != target::ReservedWhen::always && !profiling) continue;
+    const MemoryKind kind = r.kind == target::ReservedKind::unreachable ? MemoryKind::padding : MemoryKind::support;
+    const std::uint32_t label = labels.intern(r.name + " (reserved " + std::string(target::to_string(r.kind)) +
+                                              "), " + std::string(to_string(kind)));
+    shared.push_back(whole_program_entry(kind, label, r.start, r.end(), last_step));
+  }
+  std::uint32_t cur = machine.sram_base;
+  auto gap = [&](std::uint32_t from, std::uint32_t to) {
+    if (from >= to) return;
+    const std::uint32_t label = labels.intern("outside every region, padding");
+    shared.push_back(whole_program_entry(MemoryKind::padding, label, from, to, last_step));
+  };
+  for (const auto& g : machine.regions) {
+    gap(cur, g.start);
+    cur = std::max(cur, g.end);
+  }
+  gap(cur, machine.sram_end());
+  return shared;
+}
+
+PendingEntry program_entry(const compiler::Allocation& a, std::uint32_t shards, std::uint32_t last_step,
+                           LabelTable& labels) {
+  PendingEntry e;
+  e.entry.kind = memory_kind(a.request.kind);
+  e.entry.label = labels.intern(a.request.label + ", " + std::string(compiler::to_string(a.request.kind)));
+  e.entry.start = a.address;
+  e.entry.payload_end = e.entry.end = a.address + a.request.bytes;
+  e.whole = compiler::is_whole_program(a.request.kind);
+  e.entry.first = e.whole ? 0 : a.request.first;
+  e.entry.last = e.whole ? last_step : a.request.last;
+  e.entry.shards = shards;
+  e.alignment = a.request.alignment;
+  return e;
+}
+
+// Sorts a tile's entries by address (ties: lifetime, then the order they came in, which
+// makes the file easy to read and diff) and gives each its alignment tail: up to the next
+// multiple of its alignment, unless something that lives at the same time starts inside
+// it (then the bytes are not lost). Returns the tail bytes.
+std::uint64_t lay_out(const target::MachineDescription& machine, std::vector<PendingEntry>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const PendingEntry& a, const PendingEntry& b) {
+    if (a.entry.start != b.entry.start) return a.entry.start < b.entry.start;
+    return a.entry.first < b.entry.first;
+  });
+  std::uint64_t padding_bytes = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    MemoryEntry& e = entries[i].entry;
+    std::uint32_t end = std::min(round_up(e.payload_end, entries[i].alignment), machine.sram_end());
+    if (const auto* region = machine.region_at(e.start)) end = std::min(end, region->end);
+    for (std::size_t j = i + 1; j < entries.size() && entries[j].entry.start < end; ++j)
+      if (entries[j].entry.start >= e.payload_end && lifetimes_overlap(entries[i], entries[j]))
+        end = std::min(end, entries[j].entry.start);
+    // Entries starting at the same address as e (j < i after sorting) never matter:
+    // they overlap e's payload, which placement forbids for overlapping lifetimes.
+    e.end = std::max(end, e.payload_end);
+    padding_bytes += e.end - e.payload_end;
+  }
+  return padding_bytes;
+}
+
+MemoryTileSummary tile_summary(const compiler::TileMemoryStats& stats, std::uint32_t allocations,
+                               std::uint64_t padding_bytes) {
+  MemoryTileSummary s;
+  s.capacity = stats.capacity;
+  s.allocations = allocations;
+  s.peak_bytes = stats.peak_live;
+  s.peak_step = stats.peak_step;
+  s.free_at_peak = stats.free_at_peak;
+  s.largest_hole = stats.largest_hole_at_peak;
+  s.high_water = stats.high_water;
+  s.fragmentation = stats.fragmentation;
+  s.padding_bytes = padding_bytes;
+  std::copy(std::begin(stats.bytes_by_kind), std::end(stats.bytes_by_kind), s.bytes_by_kind.begin());
+  return s;
+}
+
+// The machine-wide part of the map: everything but the labels and the tiles.
+MemoryMap map_frame(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
+                    bool profiling) {
+  MemoryMap map;
+  map.machine = {machine.name, machine.tiles, machine.rows, machine.columns};
+  map.profiling = profiling;
+  map.start = machine.sram_base;
+  map.end = machine.sram_end();
+  map.steps = static_cast<std::uint32_t>(program.steps.size());
+  map.loop = {program.loop_begin, program.loop_end, program.loop_count};
+  for (const auto& g : machine.regions) map.regions.push_back({g.name, g.start, g.end});
+  for (const auto& r : machine.reserved)
+    map.reserved.push_back({r, r.when == target::ReservedWhen::always || profiling});
+  map.program_allocations = static_cast<std::uint32_t>(program.allocations.size());
+  return map;
 }
 
 }  // namespace
 
-nlohmann::json memory_map_json(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
-                               bool profiling) {
-  using nlohmann::json;
-  const std::uint32_t tiles = machine.tiles;
-  std::uint32_t last_step = program.steps.empty() ? 0 : static_cast<std::uint32_t>(program.steps.size() - 1);
-  for (const auto& a : program.allocations) {
-    if (a.tile >= tiles)
-      throw Error("memory map: allocation '" + a.request.label + "' on tile " + std::to_string(a.tile) +
-                  " outside the machine (" + std::to_string(tiles) + " tiles)");
-    if (!compiler::is_whole_program(a.request.kind)) last_step = std::max(last_step, a.request.last);
-  }
+std::string_view to_string(MemoryKind kind) {
+  constexpr std::string_view kNames[kMemoryKindCount] = {"parameter", "activation", "scratch", "padding", "support"};
+  const auto index = static_cast<std::size_t>(kind);
+  return index < kMemoryKindCount ? kNames[index] : "padding";
+}
 
+std::uint64_t MemoryMap::entry_count() const {
+  std::uint64_t count = 0;
+  for (const MemoryTile& tile : tiles) count += tile.entries.size();
+  return count;
+}
+
+MemoryMap build_memory_map(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
+                           bool profiling) {
+  const std::uint32_t last_step = last_step_of(machine, program);
+  MemoryMap map = map_frame(machine, program, profiling);
   LabelTable labels;
-  // Entries shared by every tile: active reserved ranges and SRAM outside every region.
-  std::vector<Entry> common;
-  json reserved = json::array();
-  for (const auto& r : machine.reserved) {
-    const bool active = r.when == target::ReservedWhen::always || profiling;
-    reserved.push_back({{"name", r.name},
-                        {"kind", std::string(target::to_string(r.kind))},
-                        {"start", r.start},
-                        {"end", r.end()},
-                        {"when", std::string(target::to_string(r.when))},
-                        {"active", active}});
-    if (!active) continue;
-    Entry e;
-    e.kind = r.kind == target::ReservedKind::unreachable ? kPadding : kSupport;
-    e.label = labels.intern(r.name + " (reserved " + std::string(target::to_string(r.kind)) + "), " +
-                            kMemoryKinds[e.kind]);
-    e.start = r.start;
-    e.end = e.payload_end = r.end();
-    e.first = 0;
-    e.last = last_step;
-    e.whole = true;
-    common.push_back(e);
-  }
-  {
-    std::uint32_t cur = machine.sram_base;
-    auto gap = [&](std::uint32_t from, std::uint32_t to) {
-      if (from >= to) return;
-      Entry e;
-      e.kind = kPadding;
-      e.label = labels.intern("outside every region, padding");
-      e.start = from;
-      e.end = e.payload_end = to;
-      e.last = last_step;
-      e.whole = true;
-      common.push_back(e);
-    };
-    for (const auto& g : machine.regions) {
-      gap(cur, g.start);
-      cur = std::max(cur, g.end);
-    }
-    gap(cur, machine.sram_end());
-  }
+  const std::vector<PendingEntry> shared = shared_entries(machine, profiling, last_step, labels);
 
-  // Program allocations per tile, in program order.
   const std::vector<compiler::TileMemoryStats> stats = compiler::tile_memory_stats(machine, program, profiling);
   const std::vector<std::uint32_t> shards = shard_counts(program);
-  std::vector<std::vector<std::uint32_t>> by_tile(tiles);
+  std::vector<std::vector<std::uint32_t>> by_tile(machine.tiles);  // allocation indices, program order
   for (std::uint32_t i = 0; i < program.allocations.size(); ++i) by_tile[program.allocations[i].tile].push_back(i);
 
-  std::uint64_t total_entries = 0;
-  json tile_array = json::array();
-  for (std::uint32_t t = 0; t < tiles; ++t) {
-    std::vector<Entry> entries = common;
-    std::vector<std::uint32_t> alignment;  // per entry; reserved ranges need none
-    alignment.assign(entries.size(), 1);
-    for (const std::uint32_t i : by_tile[t]) {
-      const auto& a = program.allocations[i];
-      Entry e;
-      e.kind = map_kind(a.request.kind);
-      e.label = labels.intern(a.request.label + ", " + std::string(compiler::to_string(a.request.kind)));
-      e.start = a.address;
-      e.payload_end = e.end = a.address + a.request.bytes;
-      e.whole = compiler::is_whole_program(a.request.kind);
-      e.first = e.whole ? 0 : a.request.first;
-      e.last = e.whole ? last_step : a.request.last;
-      e.shards = shards[i];
-      entries.push_back(e);
-      alignment.push_back(a.request.alignment);
-    }
-    // Address order (ties: lifetime, then kind and label) makes the file easy to read and diff.
-    std::vector<std::uint32_t> order(entries.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
-      const Entry &a = entries[x], &b = entries[y];
-      if (a.start != b.start) return a.start < b.start;
-      if (a.first != b.first) return a.first < b.first;
-      return x < y;
-    });
-    std::vector<Entry> sorted;
-    std::vector<std::uint32_t> sorted_alignment;
-    for (const std::uint32_t i : order) {
-      sorted.push_back(entries[i]);
-      sorted_alignment.push_back(alignment[i]);
-    }
-    // Alignment tail: up to the next multiple of the allocation's alignment, unless
-    // something that lives at the same time starts inside it (then the bytes are not lost).
-    std::uint64_t padding_bytes = 0;
-    for (std::size_t i = 0; i < sorted.size(); ++i) {
-      Entry& e = sorted[i];
-      std::uint32_t end = std::min(round_up(e.payload_end, sorted_alignment[i]), machine.sram_end());
-      if (const auto* region = machine.region_at(e.start)) end = std::min(end, region->end);
-      for (std::size_t j = i + 1; j < sorted.size() && sorted[j].start < end; ++j)
-        if (sorted[j].start >= e.payload_end && lifetimes_overlap(e, sorted[j])) end = std::min(end, sorted[j].start);
-      // Entries starting at the same address as e (j < i after sorting) never matter:
-      // they overlap e's payload, which placement forbids for overlapping lifetimes.
-      e.end = std::max(end, e.payload_end);
-      padding_bytes += e.end - e.payload_end;
-    }
-
-    const compiler::TileMemoryStats& st = stats[t];
-    json by_kind = json::object();
-    for (std::size_t k = 0; k < compiler::kAllocationKinds; ++k)
-      by_kind[std::string(compiler::to_string(static_cast<compiler::AllocationKind>(k)))] = st.bytes_by_kind[k];
-    json allocations = json::array();
-    for (const Entry& e : sorted)
-      allocations.push_back({{"start", e.start},
-                             {"end", e.end},
-                             {"payload_end", e.payload_end},
-                             {"label", e.label},
-                             {"kind", kMemoryKinds[e.kind]},
-                             {"first", e.first},
-                             {"last", e.last},
-                             {"shards", e.shards}});
-    total_entries += sorted.size();
-    const std::uint32_t columns = std::max<std::uint32_t>(machine.columns, 1);
-    tile_array.push_back({{"logical", t},
-                          {"physical", {{"row", t / columns}, {"column", t % columns}}},
-                          {"allocations", std::move(allocations)},
-                          {"summary",
-                           {{"capacity", st.capacity},
-                            {"allocations", by_tile[t].size()},
-                            {"peak_bytes", st.peak_live},
-                            {"peak_step", st.peak_step},
-                            {"free_at_peak", st.free_at_peak},
-                            {"largest_hole", st.largest_hole_at_peak},
-                            {"high_water", st.high_water},
-                            {"fragmentation", st.fragmentation},
-                            {"padding_bytes", padding_bytes},
-                            {"bytes_by_kind", std::move(by_kind)}}}});
+  const std::uint32_t columns = std::max<std::uint32_t>(machine.columns, 1);
+  for (std::uint32_t t = 0; t < machine.tiles; ++t) {
+    std::vector<PendingEntry> pending = shared;
+    for (const std::uint32_t i : by_tile[t])
+      pending.push_back(program_entry(program.allocations[i], shards[i], last_step, labels));
+    const std::uint64_t padding_bytes = lay_out(machine, pending);
+    MemoryTile& tile = map.tiles.emplace_back();
+    tile.logical = t;
+    tile.row = t / columns;
+    tile.column = t % columns;
+    for (const PendingEntry& e : pending) tile.entries.push_back(e.entry);
+    tile.summary = tile_summary(stats[t], static_cast<std::uint32_t>(by_tile[t].size()), padding_bytes);
   }
-
-  json regions = json::array();
-  for (const auto& g : machine.regions) regions.push_back({{"name", g.name}, {"start", g.start}, {"end", g.end}});
-  json kinds = json::array();
-  for (const char* k : kMemoryKinds) kinds.push_back(k);
-  json out;
-  out["schema_version"] = kMemoryMapSchemaVersion;
-  out["machine"] = {{"name", machine.name},
-                    {"tiles", tiles},
-                    {"rows", machine.rows},
-                    {"columns", machine.columns},
-                    {"sram_base", hex(machine.sram_base)},
-                    {"sram_end", hex(machine.sram_end())}};
-  out["profiling"] = profiling;
-  out["start"] = machine.sram_base;
-  out["end"] = machine.sram_end();
-  out["steps"] = program.steps.size();
-  out["loop"] = {{"begin", program.loop_begin}, {"end", program.loop_end}, {"count", program.loop_count}};
-  out["kinds"] = std::move(kinds);
-  out["regions"] = std::move(regions);
-  out["reserved"] = std::move(reserved);
-  out["program_allocations"] = program.allocations.size();
-  out["entries"] = total_entries;
-  out["labels"] = labels.labels();
-  out["tiles"] = std::move(tile_array);
-  return out;
+  map.labels = labels.take();
+  return map;
 }
 
 }  // namespace tilevit::profile

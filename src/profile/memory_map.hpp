@@ -1,28 +1,105 @@
 #pragma once
 // The exact memory map of every tile of a compiled program: where each allocation sits in
-// SRAM, for which supersteps, and the reserved ranges every tile shares. It is what
-// memory.json holds and what the PNG overview and the HTML viewer draw. Schema
-// (schema_version 1): docs/MEMORY_MAP.md.
-#include <nlohmann/json.hpp>
+// SRAM, for which supersteps, and the reserved ranges every tile shares. A typed value:
+// memory.png is drawn from it, and JSON (memory.json, the data inside memory.html) is made
+// only at the file edge, by memory_map_json.hpp. Fields and meaning: docs/MEMORY_MAP.md.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "compiler/program.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::profile {
 
-inline constexpr int kMemoryMapSchemaVersion = 1;
-
-// Entry kinds of the map, in legend order: the four allocation kinds plus "padding"
+// Entry kinds of the map, in legend order: the four allocation kinds plus padding
 // (alignment tails are part of an allocation: end > payload_end; the unreachable tail
 // and SRAM outside every region are padding entries).
-inline constexpr const char* kMemoryKinds[] = {"parameter", "activation", "scratch", "padding", "support"};
+enum class MemoryKind : std::uint8_t { parameter, activation, scratch, padding, support };
 inline constexpr std::size_t kMemoryKindCount = 5;
+std::string_view to_string(MemoryKind kind);
+
+// One allocation or reserved range on one tile.
+struct MemoryEntry {
+  std::uint32_t start = 0;
+  std::uint32_t end = 0;          // exclusive, including the alignment tail
+  std::uint32_t payload_end = 0;  // start + bytes of the allocation
+  std::uint32_t label = 0;        // index into MemoryMap::labels
+  MemoryKind kind = MemoryKind::activation;
+  std::uint32_t first = 0, last = 0;  // inclusive lifetime in supersteps
+  std::uint32_t shards = 1;           // tensor blocks held: the loop count for a per-layer sequence
+  bool operator==(const MemoryEntry&) const = default;
+};
+
+// Placement statistics of the program allocations on one tile (compiler::TileMemoryStats
+// plus what the map adds).
+struct MemoryTileSummary {
+  std::uint32_t capacity = 0;
+  std::uint32_t allocations = 0;  // program allocations on the tile
+  std::uint32_t peak_bytes = 0, peak_step = 0, free_at_peak = 0;
+  std::uint32_t largest_hole = 0;  // at peak_step
+  std::uint32_t high_water = 0;
+  double fragmentation = 0;
+  std::uint64_t padding_bytes = 0;  // alignment tails of the tile's entries
+  std::array<std::uint32_t, compiler::kAllocationKinds> bytes_by_kind{};  // live at peak_step, by AllocationKind
+  bool operator==(const MemoryTileSummary&) const = default;
+};
+
+struct MemoryTile {
+  std::uint32_t logical = 0;
+  std::uint32_t row = 0, column = 0;  // physical place: row-major over the machine's columns
+  std::vector<MemoryEntry> entries;   // by start, then first
+  MemoryTileSummary summary;
+  bool operator==(const MemoryTile&) const = default;
+};
+
+struct MemoryMapMachine {
+  std::string name;
+  std::uint32_t tiles = 0, rows = 0, columns = 0;
+  bool operator==(const MemoryMapMachine&) const = default;
+};
+
+struct MemoryMapRegion {
+  std::string name;
+  std::uint32_t start = 0, end = 0;
+  bool operator==(const MemoryMapRegion&) const = default;
+};
+
+struct MemoryMapReserved {
+  target::ReservedRange range;
+  bool active = false;  // counted in this build (always, or profiling in a profiling build)
+  bool operator==(const MemoryMapReserved&) const = default;
+};
+
+struct MemoryMapLoop {
+  std::uint32_t begin = 0, end = 0, count = 1;  // steps [begin, end) run count times
+  bool operator==(const MemoryMapLoop&) const = default;
+};
+
+struct MemoryMap {
+  MemoryMapMachine machine;
+  bool profiling = false;
+  std::uint32_t start = 0, end = 0;  // SRAM [start, end)
+  std::uint32_t steps = 0;
+  MemoryMapLoop loop;
+  std::vector<MemoryMapRegion> regions;
+  std::vector<MemoryMapReserved> reserved;  // every reserved range of the machine, active or not
+  std::uint32_t program_allocations = 0;
+  // Interned "<allocation label>, <kind>" strings, in order of first appearance.
+  std::vector<std::string> labels;
+  std::vector<MemoryTile> tiles;  // logical order
+
+  std::uint64_t entry_count() const;
+  bool operator==(const MemoryMap&) const = default;
+};
 
 // `profiling`: whether the build reserves the ranges with `when = profiling` (they then
 // appear as support entries on every tile and count against each tile's capacity).
-// Deterministic: the same inputs give the same JSON text. Throws Error(kExitBadInput)
-// when an allocation names a tile outside the machine.
-nlohmann::json memory_map_json(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
-                               bool profiling);
+// Deterministic. Throws Error(kExitBadInput) when an allocation names a tile outside the
+// machine.
+MemoryMap build_memory_map(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
+                           bool profiling);
 
 }  // namespace tilevit::profile

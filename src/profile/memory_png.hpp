@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "profile/memory_map.hpp"
 
 namespace tilevit::profile {
 
@@ -21,9 +21,9 @@ struct MemoryPngLayout {
 };
 
 // The geometry render_memory_png uses for this map (tests check the PNG against it).
-MemoryPngLayout memory_png_layout(const nlohmann::json& memory_map);
+MemoryPngLayout memory_png_layout(const MemoryMap& memory_map);
 
 // Encoded PNG bytes. Throws Error(kExitInternal) if libpng fails.
-std::vector<std::byte> render_memory_png(const nlohmann::json& memory_map);
+std::vector<std::byte> render_memory_png(const MemoryMap& memory_map);
 
 }  // namespace tilevit::profile

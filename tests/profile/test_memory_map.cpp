@@ -1,8 +1,10 @@
-// The memory map of a tiny compile on the 16-tile test machine: memory.json invariants,
-// determinism, the PNG's geometry, and a standalone HTML page holding the data.
+// The memory map of a tiny compile on the 16-tile test machine: the map's invariants,
+// memory.json's schema (to_json), determinism, the PNG's geometry, and a standalone HTML
+// page holding the data.
 #include <gtest/gtest.h>
 #include <png.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -10,6 +12,7 @@
 #include "compiler/compile.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
+#include "profile/memory_map_json.hpp"
 #include "profile/memory_png.hpp"
 #include "support/error.hpp"
 
@@ -27,9 +30,21 @@ const compiler::CompiledModel& small_model() {
   return m;
 }
 
-const nlohmann::json& small_map() {
-  static const nlohmann::json j = profile::memory_map_json(target::test16(), small_model().lowered.program, false);
+const profile::MemoryMap& small_map() {
+  static const profile::MemoryMap map =
+      profile::build_memory_map(target::test16(), small_model().lowered.program, false);
+  return map;
+}
+
+const nlohmann::json& small_map_json() {
+  static const nlohmann::json j = profile::to_json(small_map());
   return j;
+}
+
+std::set<std::string> keys_of(const nlohmann::json& object) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.insert(key);
+  return keys;
 }
 
 struct Decoded {
@@ -55,7 +70,7 @@ Decoded decode_png(const std::vector<std::byte>& bytes) {
 }  // namespace
 
 TEST(memoryMap, SchemaAndEveryAllocationInsideSram) {
-  const auto& j = small_map();
+  const auto& j = small_map_json();
   const auto& m = target::test16();
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["start"], m.sram_base);
@@ -88,23 +103,70 @@ TEST(memoryMap, SchemaAndEveryAllocationInsideSram) {
   }
 }
 
+// to_json writes every field docs/MEMORY_MAP.md lists for schema_version 1, and no other,
+// with the struct's values.
+TEST(memoryMapJson, HasTheDocumentedSchemaFields) {
+  const auto& map = small_map();
+  const auto& j = small_map_json();
+  using Keys = std::set<std::string>;
+  EXPECT_EQ(keys_of(j), (Keys{"schema_version", "machine", "profiling", "start", "end", "steps", "loop", "kinds",
+                              "regions", "reserved", "program_allocations", "entries", "labels", "tiles"}));
+  EXPECT_EQ(keys_of(j["machine"]), (Keys{"name", "tiles", "rows", "columns", "sram_base", "sram_end"}));
+  EXPECT_EQ(j["machine"]["name"], map.machine.name);
+  EXPECT_EQ(j["machine"]["sram_base"], "0x" + [&] {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%X", map.start);
+    return std::string(buf);
+  }());
+  EXPECT_EQ(keys_of(j["loop"]), (Keys{"begin", "end", "count"}));
+  EXPECT_EQ(j["loop"]["count"], map.loop.count);
+  EXPECT_EQ(j["kinds"], nlohmann::json({"parameter", "activation", "scratch", "padding", "support"}));
+  EXPECT_EQ(j["profiling"], false);
+  EXPECT_EQ(j["steps"], map.steps);
+  EXPECT_EQ(j["labels"], nlohmann::json(map.labels));
+  ASSERT_FALSE(j["regions"].empty());
+  for (const auto& r : j["regions"]) EXPECT_EQ(keys_of(r), (Keys{"name", "start", "end"}));
+  ASSERT_EQ(j["reserved"].size(), target::test16().reserved.size());
+  for (const auto& r : j["reserved"]) EXPECT_EQ(keys_of(r), (Keys{"name", "kind", "start", "end", "when", "active"}));
+  const Keys entry_keys{"start", "end", "payload_end", "label", "kind", "first", "last", "shards"};
+  const Keys summary_keys{"capacity",   "allocations",   "peak_bytes",    "peak_step",    "free_at_peak",
+                          "largest_hole", "high_water", "fragmentation", "padding_bytes", "bytes_by_kind"};
+  for (std::size_t t = 0; t < map.tiles.size(); ++t) {
+    const auto& tile = j["tiles"][t];
+    EXPECT_EQ(keys_of(tile), (Keys{"logical", "physical", "allocations", "summary"}));
+    EXPECT_EQ(keys_of(tile["physical"]), (Keys{"row", "column"}));
+    EXPECT_EQ(keys_of(tile["summary"]), summary_keys);
+    EXPECT_EQ(keys_of(tile["summary"]["bytes_by_kind"]), (Keys{"parameter", "activation", "scratch", "support"}));
+    EXPECT_EQ(tile["summary"]["peak_bytes"], map.tiles[t].summary.peak_bytes);
+    ASSERT_EQ(tile["allocations"].size(), map.tiles[t].entries.size());
+    for (std::size_t i = 0; i < map.tiles[t].entries.size(); ++i) {
+      const auto& a = tile["allocations"][i];
+      const profile::MemoryEntry& e = map.tiles[t].entries[i];
+      EXPECT_EQ(keys_of(a), entry_keys);
+      EXPECT_EQ(a["start"], e.start);
+      EXPECT_EQ(a["end"], e.end);
+      EXPECT_EQ(a["kind"], std::string(profile::to_string(e.kind)));
+    }
+  }
+}
+
 TEST(memoryMap, NoTwoEntriesOverlapInAddressAndLifetime) {
-  const auto& j = small_map();
-  for (const auto& tile : j["tiles"]) {
-    const auto& list = tile["allocations"];
+  const auto& map = small_map();
+  for (const auto& tile : map.tiles) {
+    const auto& list = tile.entries;
     for (std::size_t x = 0; x < list.size(); ++x)
       for (std::size_t y = x + 1; y < list.size(); ++y) {
         const auto &a = list[x], &b = list[y];
-        const bool address = a["start"] < b["end"] && b["start"] < a["end"];
-        const bool time = a["first"] <= b["last"] && b["first"] <= a["last"];
-        EXPECT_FALSE(address && time) << "tile " << tile["logical"] << ": " << j["labels"][a["label"].get<int>()]
-                                      << " and " << j["labels"][b["label"].get<int>()];
+        const bool address = a.start < b.end && b.start < a.end;
+        const bool time = a.first <= b.last && b.first <= a.last;
+        EXPECT_FALSE(address && time) << "tile " << tile.logical << ": " << map.labels.at(a.label) << " and "
+                                      << map.labels.at(b.label);
       }
   }
 }
 
 TEST(memoryMap, EveryProgramAllocationOnceAndEveryReservedRangeOnEveryTile) {
-  const auto& j = small_map();
+  const auto& map = small_map();
   const auto& program = small_model().lowered.program;
   std::set<std::size_t> reserved_labels;
   std::size_t active = 0;
@@ -112,28 +174,30 @@ TEST(memoryMap, EveryProgramAllocationOnceAndEveryReservedRangeOnEveryTile) {
   std::size_t entries = 0, reserved = 0;
   std::map<std::uint32_t, std::size_t> per_tile;
   for (const auto& a : program.allocations) ++per_tile[a.tile];
-  for (const auto& tile : j["tiles"]) {
+  for (const auto& tile : map.tiles) {
     std::size_t here = 0;
-    for (const auto& a : tile["allocations"]) {
-      const std::string& label = j["labels"][a["label"].get<std::size_t>()].get_ref<const std::string&>();
+    for (const auto& a : tile.entries) {
+      const std::string& label = map.labels.at(a.label);
       if (label.find("(reserved ") != std::string::npos) ++reserved;
       else ++here;
       ++entries;
     }
-    EXPECT_EQ(here, per_tile[tile["logical"].get<std::uint32_t>()]);
+    EXPECT_EQ(here, per_tile[tile.logical]);
+    EXPECT_EQ(tile.summary.allocations, here);
   }
   EXPECT_EQ(entries - reserved, program.allocations.size());
-  EXPECT_EQ(j["program_allocations"], program.allocations.size());
-  EXPECT_EQ(j["entries"], entries);
-  EXPECT_EQ(reserved, active * j["tiles"].size());
+  EXPECT_EQ(map.program_allocations, program.allocations.size());
+  EXPECT_EQ(map.entry_count(), entries);
+  EXPECT_EQ(reserved, active * map.tiles.size());
   // The profiling build adds the profiling buffer on every tile.
-  const auto profiled = profile::memory_map_json(target::test16(), program, true);
-  EXPECT_EQ(profiled["entries"].get<std::size_t>(), entries + j["tiles"].size());
+  const auto profiled = profile::build_memory_map(target::test16(), program, true);
+  EXPECT_EQ(profiled.entry_count(), entries + map.tiles.size());
 }
 
 TEST(memoryMap, Deterministic) {
-  const auto again = profile::memory_map_json(target::test16(), small_model().lowered.program, false);
-  EXPECT_EQ(again.dump(), small_map().dump());
+  const auto again = profile::build_memory_map(target::test16(), small_model().lowered.program, false);
+  EXPECT_TRUE(again == small_map());
+  EXPECT_EQ(profile::to_json(again).dump(), small_map_json().dump());
   EXPECT_EQ(profile::render_memory_png(again), profile::render_memory_png(small_map()));
   EXPECT_EQ(profile::render_memory_html(again), profile::render_memory_html(small_map()));
 }
@@ -142,7 +206,7 @@ TEST(memoryMap, AllocationOutsideTheMachineIsBadInput) {
   compiler::CompiledProgram p = small_model().lowered.program;
   p.allocations.back().tile = 99;
   try {
-    profile::memory_map_json(target::test16(), p, false);
+    profile::build_memory_map(target::test16(), p, false);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitBadInput);
@@ -161,9 +225,40 @@ TEST(memoryPng, DecodesToTheLayoutSize) {
   EXPECT_GT(layout.width, (target::test16().sram_size / layout.bytes_per_pixel));
 }
 
+TEST(memoryPng, Deterministic) {
+  const auto first = profile::render_memory_png(small_map());
+  EXPECT_EQ(profile::render_memory_png(small_map()), first);
+  const profile::MemoryMap copy = small_map();
+  EXPECT_EQ(profile::render_memory_png(copy), first);
+  // ... and drawn from the map: a tile without entries changes the image.
+  profile::MemoryMap emptier = small_map();
+  emptier.tiles[0].entries.clear();
+  EXPECT_NE(profile::render_memory_png(emptier), first);
+}
+
+// The page's data block is the columnar form of the same map.
+TEST(memoryHtml, ColumnarDataMatchesTheMap) {
+  const auto& map = small_map();
+  const auto data = nlohmann::json::parse(profile::to_columnar_json(map));
+  EXPECT_EQ(data["start"], map.start);
+  EXPECT_EQ(data["end"], map.end);
+  EXPECT_EQ(data["kinds"], small_map_json()["kinds"]);
+  EXPECT_EQ(data["labels"], small_map_json()["labels"]);
+  EXPECT_EQ(data["regions"], small_map_json()["regions"]);
+  EXPECT_EQ(data["tiles"]["logical"].size(), map.tiles.size());
+  ASSERT_EQ(data["alloc"]["offset"].size(), map.tiles.size() + 1);
+  EXPECT_EQ(data["alloc"]["offset"].back(), map.entry_count());
+  EXPECT_EQ(data["alloc"]["label"].size(), map.entry_count());
+  EXPECT_EQ(data["summary"]["rows"].size(), map.tiles.size());
+  const profile::MemoryEntry& e = map.tiles[0].entries[0];
+  EXPECT_EQ(data["alloc"]["start"][0], e.start - map.start);
+  EXPECT_EQ(data["alloc"]["payload"][0], e.payload_end - e.start);
+  EXPECT_EQ(data["alloc"]["kind"][0], static_cast<unsigned>(e.kind));
+}
+
 TEST(memoryHtml, StandaloneWithTheData) {
-  const auto& j = small_map();
-  const std::string html = profile::render_memory_html(j);
+  const auto& map = small_map();
+  const std::string html = profile::render_memory_html(map);
   EXPECT_EQ(html.find("/*TILEVIT_MEMORY_DATA*/"), std::string::npos);
   EXPECT_EQ(html.find("http://"), std::string::npos);
   EXPECT_EQ(html.find("https://"), std::string::npos);
@@ -172,21 +267,21 @@ TEST(memoryHtml, StandaloneWithTheData) {
   EXPECT_NE(html.find("id=\"reused\""), std::string::npos);
   EXPECT_NE(html.find("tilevitMemory"), std::string::npos);
   // Every label is in the page ('<' escaped inside the data block).
-  for (const auto& label : j["labels"]) {
+  for (const auto& label : map.labels) {
     std::string escaped = nlohmann::json(label).dump();
     for (std::size_t at; (at = escaped.find('<')) != std::string::npos;) escaped.replace(at, 1, "\\u003c");
     EXPECT_NE(html.find(escaped), std::string::npos) << label;
   }
   // A label that tries to end the data block cannot.
-  nlohmann::json evil = j;
-  evil["labels"][0] = "</script><script>alert(1)</script>";
+  profile::MemoryMap evil = map;
+  evil.labels[0] = "</script><script>alert(1)</script>";
   const std::string page = profile::render_memory_html(evil);
   EXPECT_EQ(page.find("</script><script>alert"), std::string::npos);
 }
 
 TEST(memoryHtml, RejectsWhatIsNotAMemoryMap) {
-  EXPECT_THROW(profile::render_memory_html(nlohmann::json::object()), Error);
-  nlohmann::json j = small_map();
-  j["tiles"][0]["allocations"][0]["end"] = 0xFFFFFFFu;
-  EXPECT_THROW(profile::render_memory_html(j), Error);
+  EXPECT_THROW(profile::render_memory_html(profile::MemoryMap{}), Error);  // no SRAM range
+  profile::MemoryMap map = small_map();
+  map.tiles[0].entries[0].end = 0xFFFFFFFu;
+  EXPECT_THROW(profile::render_memory_html(map), Error);
 }
