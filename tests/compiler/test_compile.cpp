@@ -138,3 +138,39 @@ TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
   const auto big = compile_small(2, compiler::CompileOptions{4096, {}});
   EXPECT_LE(big.stats.estimated_exchange_cycles, m.stats.estimated_exchange_cycles);
 }
+
+// CompileOptions::pins fix grids by op name (small_model.hpp: the grids pinned).
+TEST(Compile, PinnedGridsAreUsedAndVerify) {
+  const auto m = compile_small(2, test_support::pinned_splits());
+  const auto report = verify(m);
+  EXPECT_TRUE(report.ok()) << (report.violations.empty() ? "" : report.violations[0]);
+  EXPECT_EQ(m.lowered.numerics.role_inner_block(model::GemmRole::MlpDown), 32u);
+  EXPECT_EQ(m.lowered.numerics.attention_key_block, 1u);
+  std::map<std::string, std::map<compiler::KernelKind, int>> calls;  // op -> kind -> calls
+  for (const auto& s : m.lowered.program.steps)
+    for (const auto& c : s.compute) ++calls[m.lowered.program.op_names.at(c.op)][c.kind];
+  EXPECT_EQ(calls["layer.mlp.fc2"][compiler::KernelKind::gemm_fp8], 9);
+  EXPECT_EQ(calls["layer.mlp.fc2"][compiler::KernelKind::reduce_add], 4);  // 4 rows, one per partial sum
+  EXPECT_EQ(calls["layer.qkv"][compiler::KernelKind::gemm_fp8], 4);
+  EXPECT_EQ(calls["layer.attention"][compiler::KernelKind::attention_scores], 2 * 4);  // heads x key blocks
+}
+
+TEST(Compile, PinThatDoesNotFitOrNamesNoOpIsAUsageError) {
+  auto expect_rejected = [](const compiler::CompileOptions& options, const std::string& needle) {
+    try {
+      compile_small(1, options);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitUsage) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  compiler::CompileOptions options;
+  options.pins.gemm["layer.mlp.fc2"] = compiler::GemmSplits{1, 10, 1};  // 288 deep: at most 9 panels
+  expect_rejected(options, "for op layer.mlp.fc2: inner dimension (288) cannot be cut into 10 blocks");
+  options.pins.gemm = {{"layer.mlp.gelu", compiler::GemmSplits{}}};
+  expect_rejected(options, "for op layer.mlp.gelu: the graph has no GEMM of that name");
+  options.pins.gemm.clear();
+  options.pins.attention["layer.atention"] = compiler::AttentionBlocks{1, 1};
+  expect_rejected(options, "for op layer.atention: the graph has no attention of that name");
+}
