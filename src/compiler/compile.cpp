@@ -28,7 +28,8 @@ std::vector<TileMemoryStats> tile_memory_stats(const target::MachineDescription&
 }
 
 CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options) {
-  CompiledModel out{graph, lower(graph, machine, LoweringOptions{options.exchange_stream_words, options.profiling}), {}, {}};
+  const LoweringOptions lowering{options.exchange_stream_words, options.profiling, options.pins};
+  CompiledModel out{graph, lower(graph, machine, lowering), {}, {}};
   CompiledProgram& p = out.lowered.program;
 
   // Per-tile placement inputs; remember where each allocation went.

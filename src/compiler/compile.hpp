@@ -17,6 +17,7 @@ namespace tilevit::compiler {
 struct CompileOptions {
   std::uint32_t exchange_stream_words = 1024;
   ProfilingOptions profiling;  // enabled: reserve the profiling buffers
+  PlanPins pins{};             // passed to lowering (LoweringOptions::pins)
 };
 
 struct CompileStats : ProgramSummary {

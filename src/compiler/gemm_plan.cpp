@@ -9,6 +9,24 @@ namespace tilevit::compiler {
 namespace {
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 std::uint32_t round_up(std::uint32_t a, std::uint32_t b) { return ceil_div(a, b) * b; }
+
+// The block that cuts `extent` into `splits` pieces, a multiple of `quantum` (the last
+// piece may be shorter); 0 when that leaves fewer pieces (the blocks of a smaller split).
+std::uint32_t block_for(std::uint32_t extent, std::uint32_t splits, std::uint32_t quantum) {
+  const std::uint32_t block = std::min(extent, round_up(ceil_div(extent, splits), quantum));
+  return ceil_div(extent, block) == splits ? block : 0;
+}
+
+std::uint32_t inner_quantum(const target::MachineDescription& m, bool fp8) {
+  return fp8 ? m.costs.gemm_fp8.panel_inner : m.costs.gemm_fp16.panel_inner;
+}
+std::uint32_t column_quantum(const target::MachineDescription& m, bool fp8) {
+  return fp8 ? m.costs.gemm_fp8.panel_columns : m.costs.gemm_fp16.panel_columns;
+}
+
+[[noreturn]] void reject_pin(const std::string& what, const std::string& op_name, const std::string& why) {
+  throw Error("compiler: pinned " + what + " for op " + op_name + ": " + why, kExitUsage);
+}
 }  // namespace
 
 std::uint64_t estimate_gemm_cycles(const target::MachineDescription& m, const GemmShape& s, std::uint32_t r_block,
@@ -32,23 +50,21 @@ std::uint64_t estimate_gemm_cycles(const target::MachineDescription& m, const Ge
 
 GemmGrid choose_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
                           std::uint32_t min_tiles) {
-  const bool fp8 = s.fp8;
-  const std::uint32_t k_quantum = fp8 ? m.costs.gemm_fp8.panel_inner : m.costs.gemm_fp16.panel_inner;
-  const std::uint32_t c_quantum = fp8 ? m.costs.gemm_fp8.panel_columns : m.costs.gemm_fp16.panel_columns;
+  const std::uint32_t k_quantum = inner_quantum(m, s.fp8), c_quantum = column_quantum(m, s.fp8);
   GemmGrid best;
   bool found = false;
   const std::uint32_t max_k = std::max(1u, ceil_div(s.inner, k_quantum));
   const std::uint32_t panels = ceil_div(s.inner, k_quantum) * ceil_div(s.columns, c_quantum) * s.rows;
   for (std::uint32_t rg = 1; rg <= std::min(s.rows, tiles); ++rg) {
-    const std::uint32_t r_block = ceil_div(s.rows, rg);
-    if (ceil_div(s.rows, r_block) != rg) continue;  // same blocks as a smaller Rg
+    const std::uint32_t r_block = block_for(s.rows, rg, 1);
+    if (r_block == 0) continue;
     for (std::uint32_t kg = 1; kg <= std::min(max_k, tiles / rg); ++kg) {
-      const std::uint32_t k_block = std::min(s.inner, round_up(ceil_div(s.inner, kg), k_quantum));
-      if (ceil_div(s.inner, k_block) != kg) continue;
+      const std::uint32_t k_block = block_for(s.inner, kg, k_quantum);
+      if (k_block == 0) continue;
       const std::uint32_t max_c = std::min(ceil_div(s.columns, c_quantum), tiles / (rg * kg));
       for (std::uint32_t cg = 1; cg <= max_c; ++cg) {
-        const std::uint32_t c_block = std::min(s.columns, round_up(ceil_div(s.columns, cg), c_quantum));
-        if (ceil_div(s.columns, c_block) != cg) continue;
+        const std::uint32_t c_block = block_for(s.columns, cg, c_quantum);
+        if (c_block == 0) continue;
         if (rg * kg * cg < std::min(min_tiles, panels)) continue;
         const std::uint64_t cycles = estimate_gemm_cycles(m, s, r_block, rg, k_block, c_block, kg);
         if (!found || cycles < best.estimated_cycles ||
@@ -66,26 +82,74 @@ GemmGrid choose_gemm_grid(const target::MachineDescription& m, const GemmShape& 
   return best;
 }
 
+GemmGrid plan_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
+                        const PlanPins& pins, const std::string& op_name) {
+  const auto pin = pins.gemm.find(op_name);
+  if (pin == pins.gemm.end()) {
+    for (std::uint32_t min_tiles = tiles - tiles / 4;; min_tiles /= 2) {
+      try {
+        return choose_gemm_grid(m, s, tiles, min_tiles);
+      } catch (const Error&) {
+        if (min_tiles <= 1) throw;
+      }
+    }
+  }
+  const GemmSplits& splits = pin->second;
+  const std::string what = "GEMM grid " + std::to_string(splits.r) + "x" + std::to_string(splits.k) + "x" +
+                           std::to_string(splits.c) + " (row x inner x column splits)";
+  auto block = [&](const char* name, std::uint32_t extent, std::uint32_t parts, std::uint32_t quantum) {
+    const std::uint32_t b = parts == 0 || parts > extent ? 0 : block_for(extent, parts, quantum);
+    if (b == 0)
+      reject_pin(what, op_name, std::string(name) + " (" + std::to_string(extent) + ") cannot be cut into " +
+                                    std::to_string(parts) + " blocks" +
+                                    (quantum > 1 ? " of whole " + std::to_string(quantum) + "-element panels" : ""));
+    return b;
+  };
+  GemmGrid grid{splits.r, splits.k, splits.c, block("rows", s.rows, splits.r, 1),
+                block("inner dimension", s.inner, splits.k, inner_quantum(m, s.fp8)),
+                block("columns", s.columns, splits.c, column_quantum(m, s.fp8)), 0};
+  const std::uint64_t needed = std::uint64_t(splits.r) * splits.k * splits.c;
+  if (needed > tiles)
+    reject_pin(what, op_name, "needs " + std::to_string(needed) + " tiles, the machine has " + std::to_string(tiles));
+  grid.estimated_cycles =
+      estimate_gemm_cycles(m, s, grid.r_block, grid.r_splits, grid.k_block, grid.c_block, grid.k_splits);
+  return grid;
+}
+
 }  // namespace tilevit::compiler
 
 namespace tilevit::compiler {
 
+std::uint64_t attention_tile_bytes(std::uint32_t qr, std::uint32_t kn, std::uint32_t d, std::uint32_t kbs) {
+  return std::uint64_t(qr) * d * 2 + 2ull * kn * d * 2 + std::uint64_t(qr) * kn * 4 + std::uint64_t(qr) * (d + 1) * 4 * 2 +
+         std::uint64_t(kbs) * qr * 4;
+}
+
+std::uint64_t estimate_attention_cycles(const target::MachineDescription& m, std::uint32_t qr, std::uint32_t kn,
+                                        std::uint32_t d, std::uint32_t kbs) {
+  const std::uint32_t sub = ceil_div(qr, kbs);
+  std::uint64_t cycles = target::gemm_cycles(m, target::Precision::fp16, qr, d, kn) + target::add_cycles(m, qr * kn) +
+                         target::softmax_cycles(m, qr, kn) + target::gemm_cycles(m, target::Precision::fp16, qr, kn, d) +
+                         target::reduce_add_cycles(m, std::uint64_t(sub) * (d + 1), kbs);
+  const std::uint64_t received = std::uint64_t(qr) * d * 2 + 2ull * kn * d * 2 + std::uint64_t(kbs) * qr * 4 +
+                                 std::uint64_t(kbs - 1) * sub * (d + 1) * 4;
+  return cycles + received / m.exchange_receive_bytes_per_cycle + 3ull * m.sync_cycles;
+}
+
 AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::uint32_t queries, std::uint32_t keys,
                                     std::uint32_t d, std::uint32_t heads, std::uint32_t tiles,
                                     std::uint32_t max_tile_bytes) {
-  auto cdiv = [](std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; };
   AttentionGrid best, smallest;
   bool found = false, found_small = false;
   std::uint64_t smallest_bytes = 0;
   const std::uint32_t per_head = std::max(1u, tiles / heads);
   for (std::uint32_t qbs = 1; qbs <= std::min(queries, per_head); ++qbs) {
-    const std::uint32_t qr = cdiv(queries, qbs);
-    if (cdiv(queries, qr) != qbs) continue;
+    const std::uint32_t qr = block_for(queries, qbs, 1);
+    if (qr == 0) continue;
     for (std::uint32_t kbs = 1; kbs <= std::min(keys, per_head / qbs); ++kbs) {
-      const std::uint32_t kn = cdiv(keys, kbs);
-      if (cdiv(keys, kn) != kbs) continue;
-      const std::uint64_t bytes = std::uint64_t(qr) * d * 2 + 2ull * kn * d * 2 + std::uint64_t(qr) * kn * 4 +
-                                  std::uint64_t(qr) * (d + 1) * 4 * 2 + std::uint64_t(kbs) * qr * 4;
+      const std::uint32_t kn = block_for(keys, kbs, 1);
+      if (kn == 0) continue;
+      const std::uint64_t bytes = attention_tile_bytes(qr, kn, d, kbs);
       // Over the working-set cap: only as a last resort, the smallest one (placement then
       // reports the tile that cannot hold it).
       if (bytes > max_tile_bytes) {
@@ -96,15 +160,10 @@ AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::ui
         }
         continue;
       }
-      const std::uint32_t sub = cdiv(qr, kbs);
-      std::uint64_t cycles = target::gemm_cycles(m, target::Precision::fp16, qr, d, kn) + target::add_cycles(m, qr * kn) +
-                             target::softmax_cycles(m, qr, kn) + target::gemm_cycles(m, target::Precision::fp16, qr, kn, d) +
-                             target::reduce_add_cycles(m, std::uint64_t(sub) * (d + 1), kbs);
-      const std::uint64_t received = std::uint64_t(qr) * d * 2 + 2ull * kn * d * 2 + std::uint64_t(kbs) * qr * 4 +
-                                     std::uint64_t(kbs - 1) * sub * (d + 1) * 4;
-      cycles += received / m.exchange_receive_bytes_per_cycle + 3ull * m.sync_cycles;
+      const std::uint64_t cycles = estimate_attention_cycles(m, qr, kn, d, kbs);
       if (!found || cycles < best.estimated_cycles ||
-          (cycles == best.estimated_cycles && qbs * kbs < cdiv(queries, best.query_block) * cdiv(keys, best.key_block))) {
+          (cycles == best.estimated_cycles &&
+           qbs * kbs < ceil_div(queries, best.query_block) * ceil_div(keys, best.key_block))) {
         best = AttentionGrid{qr, kn, cycles};
         found = true;
       }
@@ -115,6 +174,26 @@ AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::ui
     return smallest;
   }
   return best;
+}
+
+AttentionGrid plan_attention_grid(const target::MachineDescription& m, std::uint32_t queries, std::uint32_t keys,
+                                  std::uint32_t d, std::uint32_t heads, std::uint32_t tiles, const PlanPins& pins,
+                                  const std::string& op_name) {
+  const auto pin = pins.attention.find(op_name);
+  if (pin == pins.attention.end()) return choose_attention_grid(m, queries, keys, d, heads, tiles);
+  const AttentionBlocks& blocks = pin->second;
+  const std::string what = "attention blocks " + std::to_string(blocks.query_block) + "x" +
+                           std::to_string(blocks.key_block) + " (queries x keys)";
+  if (blocks.query_block == 0 || blocks.query_block > queries || blocks.key_block == 0 || blocks.key_block > keys)
+    reject_pin(what, op_name, "blocks must be 1.." + std::to_string(queries) + " queries and 1.." +
+                                  std::to_string(keys) + " keys");
+  const std::uint32_t kbs = ceil_div(keys, blocks.key_block);
+  const std::uint64_t per_head = std::uint64_t(ceil_div(queries, blocks.query_block)) * kbs;
+  if (per_head > std::max(1u, tiles / heads))
+    reject_pin(what, op_name, "needs " + std::to_string(per_head) + " tiles per head, " + std::to_string(heads) +
+                                  " heads on " + std::to_string(tiles) + " tiles");
+  return AttentionGrid{blocks.query_block, blocks.key_block,
+                       estimate_attention_cycles(m, blocks.query_block, blocks.key_block, d, kbs)};
 }
 
 }  // namespace tilevit::compiler

@@ -6,8 +6,10 @@
 // multicasts the pieces so all Rg tiles hold the whole block (with Rg = 1 the block is
 // simply resident). With Kg > 1 the partial sums are reduce-scattered by rows. The grid
 // is the one with the lowest estimated time (kernel cost model + receive-bound exchange)
-// among those using at least `min_tiles` tiles.
+// among those using at least `min_tiles` tiles, unless the caller pins one (PlanPins).
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "target/machine.hpp"
 
@@ -48,5 +50,37 @@ struct AttentionGrid {
 AttentionGrid choose_attention_grid(const target::MachineDescription& machine, std::uint32_t queries,
                                     std::uint32_t keys, std::uint32_t head_dim, std::uint32_t heads,
                                     std::uint32_t tiles, std::uint32_t max_tile_bytes = 128 * 1024);
+// The two measures choose_attention_grid weighs for one tile of a (query_block x key_block)
+// split with `key_blocks` blocks of keys: its working set and its estimated time.
+std::uint64_t attention_tile_bytes(std::uint32_t query_block, std::uint32_t key_block, std::uint32_t head_dim,
+                                   std::uint32_t key_blocks);
+std::uint64_t estimate_attention_cycles(const target::MachineDescription& machine, std::uint32_t query_block,
+                                        std::uint32_t key_block, std::uint32_t head_dim, std::uint32_t key_blocks);
+
+// Grids fixed by the caller instead of chosen by estimate, keyed by graph op name
+// ("layer.mlp.fc2", "layer.attention"; the loop body is lowered once, so a pin holds for
+// every layer): tests pin a split the estimate would not pick, on a tiny model, instead
+// of searching for a configuration that happens to reach it. Ops without a pin are
+// planned as usual, so no pins leave every package byte for byte unchanged.
+struct GemmSplits {
+  std::uint32_t r = 1, k = 1, c = 1;  // Rg, Kg, Cg; the blocks follow as in choose_gemm_grid
+};
+struct AttentionBlocks {
+  std::uint32_t query_block = 0, key_block = 0;
+};
+struct PlanPins {
+  std::map<std::string, GemmSplits> gemm;
+  std::map<std::string, AttentionBlocks> attention;
+};
+
+// The grids lowering uses: the op's pin (Error naming the op, kExitUsage, when the pin
+// does not fit the shape or the tiles), else the chosen grid. A GEMM then uses most of the
+// chip so every weight byte has a home tile: min_tiles starts at 3/4 of `tiles` and halves
+// until a grid exists.
+GemmGrid plan_gemm_grid(const target::MachineDescription& machine, const GemmShape& shape, std::uint32_t tiles,
+                        const PlanPins& pins, const std::string& op_name);
+AttentionGrid plan_attention_grid(const target::MachineDescription& machine, std::uint32_t queries, std::uint32_t keys,
+                                  std::uint32_t head_dim, std::uint32_t heads, std::uint32_t tiles,
+                                  const PlanPins& pins, const std::string& op_name);
 
 }  // namespace tilevit::compiler

@@ -4,8 +4,29 @@
 #include "compiler/lower.hpp"
 
 #include "compiler/lowering_context.hpp"
+#include "support/error.hpp"
 
 namespace tilevit::compiler {
+namespace {
+
+// A pin naming no op of its kind (a typo, a renamed op) would silently change nothing.
+void check_pins_name_ops(const Graph& graph, const PlanPins& pins) {
+  auto has_op = [&](const std::string& name, OpKind kind) {
+    for (const std::vector<Op>* ops : {&graph.prologue, &graph.body, &graph.epilogue})
+      for (const Op& op : *ops)
+        if (op.name == name && op.kind == kind) return true;
+    return false;
+  };
+  for (const auto& pin : pins.gemm)
+    if (!has_op(pin.first, OpKind::gemm))
+      throw Error("compiler: pinned GEMM grid for op " + pin.first + ": the graph has no GEMM of that name", kExitUsage);
+  for (const auto& pin : pins.attention)
+    if (!has_op(pin.first, OpKind::attention))
+      throw Error("compiler: pinned attention blocks for op " + pin.first + ": the graph has no attention of that name",
+                  kExitUsage);
+}
+
+}  // namespace
 
 void lower_gemm(LoweringContext& cx, const Op& op);
 void lower_attention(LoweringContext& cx, const Op& op);
@@ -13,6 +34,7 @@ void lower_elementwise(LoweringContext& cx, const Op& op);
 void lower_layernorm(LoweringContext& cx, const Op& op);
 
 Lowered lower(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options) {
+  check_pins_name_ops(graph, options.pins);
   LoweringContext cx(graph, machine, options);
   cx.place_input();
   auto run = [&](const std::vector<Op>& ops) {

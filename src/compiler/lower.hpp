@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/distribution.hpp"
+#include "compiler/gemm_plan.hpp"
 #include "compiler/graph.hpp"
 #include "compiler/program.hpp"
 #include "target/machine.hpp"
@@ -29,6 +30,7 @@ struct HostBinding {
 struct LoweringOptions {
   std::uint32_t exchange_stream_words = 1024;
   ProfilingOptions profiling;
+  PlanPins pins{};  // grids fixed by op name (gemm_plan.hpp); none: every grid chosen
 };
 
 struct Lowered {

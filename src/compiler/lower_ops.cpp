@@ -66,17 +66,7 @@ void lower_gemm(LoweringContext& cx, const Op& op) {
   const Tensor& w = g.tensor(w_id);
   const bool fp8 = g.numerics.role(op.role).fp8;
   const GemmShape shape{a.rows, w.rows, w.cols, fp8};
-  const std::uint32_t tiles = cx.tiles();
-  // Use most of the chip so every weight byte has a home tile; relax if no grid that wide exists.
-  GemmGrid grid;
-  for (std::uint32_t min_tiles = tiles - tiles / 4;; min_tiles /= 2) {
-    try {
-      grid = choose_gemm_grid(cx.machine, shape, tiles, min_tiles);
-      break;
-    } catch (const Error&) {
-      if (min_tiles <= 1) throw;
-    }
-  }
+  const GemmGrid grid = plan_gemm_grid(cx.machine, shape, cx.tiles(), cx.options.pins, op.name);
   cx.record_gemm_inner_block(op.role, grid.k_splits > 1 ? grid.k_block : 0);
   const std::uint32_t esize = fp8 ? 1 : 2;
   const std::uint32_t rg = grid.r_splits, kg = grid.k_splits, cg = grid.c_splits;
@@ -271,7 +261,8 @@ void lower_attention(LoweringContext& cx, const Op& op) {
   const Distribution& kv = cx.dist(op.inputs[1]);
   const std::uint32_t images = op.images, d = op.head_dim, heads = op.heads;
   const std::uint32_t queries = op.shared_query ? q.rows : q.rows / images, keys = kv.rows / images;
-  const AttentionGrid grid = choose_attention_grid(cx.machine, queries, keys, d, heads, std::max(1u, cx.tiles() / images));
+  const AttentionGrid grid =
+      plan_attention_grid(cx.machine, queries, keys, d, heads, std::max(1u, cx.tiles() / images), cx.options.pins, op.name);
   cx.record_attention_key_block(op.attention_use, grid.key_block);
   const std::uint32_t qbs = ceil_div(queries, grid.query_block), kbs = ceil_div(keys, grid.key_block);
   struct Cell {

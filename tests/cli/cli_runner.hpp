@@ -1,5 +1,6 @@
 #pragma once
 // Runs the tilevit binary as a user would and captures exit code, stdout and stderr.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,5 +55,19 @@ inline std::string last_line(const std::string& text) {
   const auto p = t.rfind('\n');
   return p == std::string::npos ? t : t.substr(p + 1);
 }
+
+// A fresh temporary directory for each test's files, removed after it.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tilevit_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
 
 }  // namespace tilevit::test_support

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "../compiler/small_model.hpp"
 #include "../compiler/verify_probes.hpp"
 #include "cli_runner.hpp"
 #include "package/program_codec.hpp"
@@ -15,8 +16,7 @@ using test_support::run_tilevit;
 
 TEST(CliBadPackage, SignatureProbesAreRejectedInOneLine) {
   const auto machine = target::test16();
-  const auto compiled = compiler::compile_model(
-      compiler::build_vit_graph(model::ViTConfig::small(), model::NumericsConfig::uniform(-4)), machine, {});
+  const auto compiled = test_support::compile_small();
   const auto [step, index] = test_support::first_probe_gemm(compiled.lowered.program);
   ASSERT_NE(step, UINT32_MAX);
   const auto dir = std::filesystem::temp_directory_path() / ("tilevit_bad_package_" + std::to_string(::getpid()));

@@ -14,14 +14,8 @@ using test_support::run_tilevit;
 namespace fs = std::filesystem;
 
 namespace {
-class ReferenceCli : public ::testing::Test {
+class ReferenceCli : public test_support::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tilevit_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   // Expects exit `code` and a single error line on stderr containing every `needle`.
   void expect_error(const std::string& args, int code, std::initializer_list<std::string> needles) {
     const auto r = run_tilevit(args);
@@ -30,7 +24,6 @@ class ReferenceCli : public ::testing::Test {
     EXPECT_EQ(line.rfind("tilevit: error: ", 0), 0u) << line;
     for (const auto& n : needles) EXPECT_NE(line.find(n), std::string::npos) << "missing '" << n << "' in: " << line;
   }
-  fs::path dir_;
   const std::string fixtures_ = TILEVIT_FIXTURES;
 };
 }  // namespace

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "compiler/compile.hpp"
+#include "small_model.hpp"
 #include "support/error.hpp"
 #include "target/kernel_costs.hpp"
 
@@ -64,8 +64,7 @@ TEST(KernelTable, CostFlopsAndBytesFollowTheDims) {
 
 // Every call the compiler emits matches its kind's signature, operand by operand.
 TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
-  const auto compiled = compiler::compile_model(
-      compiler::build_vit_graph(model::ViTConfig::small(), model::NumericsConfig::uniform(-4)), target::test16(), {});
+  const auto compiled = test_support::compile_small();
   std::set<KernelKind> seen;
   for (const auto& step : compiled.lowered.program.steps)
     for (const auto& call : step.compute) {

@@ -2,22 +2,15 @@
 // superstep and operand of what it rejects.
 #include <gtest/gtest.h>
 
-#include "compiler/verify.hpp"
+#include "small_model.hpp"
 #include "verify_probes.hpp"
 
 using namespace tilevit;
 
+using test_support::compile_small;
+
 namespace {
-
-compiler::CompiledModel compile_small() {
-  return compiler::compile_model(compiler::build_vit_graph(model::ViTConfig::small(), model::NumericsConfig::uniform(-4)),
-                                 target::test16(), {});
-}
-
-compiler::VerifyReport verify(const compiler::CompiledModel& m) {
-  return compiler::verify_program(target::test16(), m.lowered.program, m.lowered.bindings, m.graph.tensors);
-}
-
+compiler::VerifyReport verify(const compiler::CompiledModel& m) { return test_support::verify_on_test16(m); }
 }  // namespace
 
 TEST(VerifySignatures, EveryProbeIsRejectedNamingTileStepAndOperand) {

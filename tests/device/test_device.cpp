@@ -7,6 +7,7 @@
 #include "device/device.hpp"
 #include "model/random_model.hpp"
 #include "reference/forward.hpp"
+#include "small_model.hpp"
 #include "support/error.hpp"
 
 using namespace tilevit;
@@ -19,9 +20,10 @@ struct Built {
   std::vector<std::vector<float>> images;
 };
 
-Built build(model::ViTConfig config, const target::MachineDescription& machine, std::uint64_t seed = 11) {
+Built build(model::ViTConfig config, const target::MachineDescription& machine, std::uint64_t seed = 11,
+            const compiler::CompileOptions& options = {}) {
   const auto compiled =
-      compiler::compile_model(compiler::build_vit_graph(config, model::NumericsConfig::uniform(-4)), machine, {});
+      compiler::compile_model(compiler::build_vit_graph(config, model::NumericsConfig::uniform(-4)), machine, options);
   const auto container = package::Container::from_bytes(package::encode_package(compiled, machine).bytes(), "t.tvpkg");
   Built b{package::decode_package(container), model::load_weights(model::RandomModelSource(config, seed), config), {}};
   for (int i = 0; i < config.batch; ++i) b.images.push_back(model::random_image(config, seed, i));
@@ -65,6 +67,17 @@ TEST(Device, FullWidthTwoLayersBitExactWithDeviceNumerics) {
   const auto got = dev.run(b.images);
   const auto want = reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images);
   EXPECT_EQ(got, want);
+}
+
+// Splits the automatic choice does not take on the small model, pinned by op name
+// (small_model.hpp); the reference follows the recorded splits bit for bit.
+TEST(Device, PinnedSplitsOnTheSmallModelBitExactWithDeviceNumerics) {
+  Built b = build(model::ViTConfig::small(), target::test16(), 11, test_support::pinned_splits());
+  EXPECT_EQ(b.contents.numerics.attention_key_block, 1u);
+  EXPECT_EQ(b.contents.numerics.role_inner_block(model::GemmRole::MlpDown), 32u);
+  device::Device dev(b.contents);
+  dev.upload_weights(b.weights);
+  EXPECT_EQ(dev.run(b.images), reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images));
 }
 
 TEST(Device, KernelOperandOutsideItsTileIsCaught) {

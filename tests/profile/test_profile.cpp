@@ -83,32 +83,6 @@ TEST(Profile, SpanIsTheCompilerEstimateAndEveryTileCycleIsAccountedFor) {
   EXPECT_EQ(repeats, 16u);
 }
 
-TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
-  const auto plain = compile_small({});
-  const auto profiled = compile_small({true, {compiler::Granularity::kernel, 3}});
-  EXPECT_EQ(plain.lowered.program.allocations.size() + 16, profiled.lowered.program.allocations.size());
-  EXPECT_GT(profiled.stats.peak_tile_bytes, plain.stats.peak_tile_bytes);
-}
-
-// The verifier reports a call or transfer on a tile the machine lacks; counting the
-// profiling records of such a program must not throw first.
-TEST(Profile, VerifierReportsBadTilesOfAProfiledProgram) {
-  auto m = compile_small({true, {compiler::Granularity::kernel, 1}});
-  auto& program = m.lowered.program;
-  for (auto& s : program.steps)
-    if (!s.compute.empty() && !s.exchange.empty()) {
-      s.compute[0].tile = 99;
-      s.exchange[0].destinations[0].tile = 77;
-      break;
-    }
-  compiler::VerifyReport report;
-  ASSERT_NO_THROW(report = compiler::verify_program(target::test16(), program, m.lowered.bindings, m.graph.tensors));
-  EXPECT_FALSE(report.ok());
-  bool named = false;
-  for (const auto& v : report.violations) named |= v.find("99") != std::string::npos;
-  EXPECT_TRUE(named);
-}
-
 TEST(ProfileFile, RoundTripsExactly) {
   const auto m = compile_small({});
   auto p = profile_of(m, {compiler::Granularity::kernel, 2});

@@ -13,18 +13,11 @@ using test_support::run_tilevit;
 namespace fs = std::filesystem;
 
 namespace {
-class CompileCli : public ::testing::Test {
+class CompileCli : public test_support::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tilevit_compile_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string small(const std::string& package) const {
     return "compile --preset small --machine " + machine_ + " --package " + package + " --json";
   }
-  fs::path dir_;
   const std::string machine_ = std::string(TILEVIT_SOURCE_DIR) + "/src/target/machines/test16.machine";
 };
 }  // namespace

@@ -1,34 +1,19 @@
 // The compiler end to end on the small model and the 16-tile test machine: it compiles,
-// the independent verifier accepts it, the package round-trips and is reproducible, and
-// the verifier catches planted mistakes.
+// the independent verifier accepts it, the loop stays a loop, and the verifier catches
+// planted mistakes (the package codec: tests/package/test_program_codec.cpp).
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <map>
+#include <stdexcept>
 
-#include "compiler/compile.hpp"
-#include "compiler/verify.hpp"
-#include "package/program_codec.hpp"
+#include "small_model.hpp"
 #include "support/error.hpp"
 
 using namespace tilevit;
+using test_support::compile_small;
 
 namespace {
-
-compiler::CompiledModel compile_small(int layers = 2) {
-  model::ViTConfig c = model::ViTConfig::small();
-  c.layers = layers;
-  return compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)), target::test16(), {});
-}
-
-compiler::VerifyReport verify(const compiler::CompiledModel& m) {
-  return compiler::verify_program(target::test16(), m.lowered.program, m.lowered.bindings, m.graph.tensors);
-}
-
-std::vector<std::byte> package_bytes(const compiler::CompiledModel& m) {
-  return package::encode_package(m, target::test16()).bytes();
-}
-
+compiler::VerifyReport verify(const compiler::CompiledModel& m) { return test_support::verify_on_test16(m); }
 }  // namespace
 
 TEST(Compile, SmallModelCompilesAndVerifies) {
@@ -56,26 +41,6 @@ TEST(Compile, LayerLoopIsNotUnrolled) {
     for (const auto& c : s.compute)
       for (const auto& o : c.operands) strided |= o.layer_stride > 0;
   EXPECT_TRUE(strided);
-}
-
-TEST(Compile, PackageRoundTripsAndVerifies) {
-  const auto m = compile_small();
-  const auto container = package::Container::from_bytes(package_bytes(m), "small.tvpkg");
-  const auto c = package::decode_package(container);
-  EXPECT_EQ(c.program.steps.size(), m.lowered.program.steps.size());
-  EXPECT_EQ(c.program.allocations.size(), m.lowered.program.allocations.size());
-  EXPECT_EQ(c.bindings.size(), m.lowered.bindings.size());
-  EXPECT_EQ(c.config.width, 144);
-  EXPECT_EQ(c.machine, target::test16());
-  EXPECT_TRUE(compiler::verify_program(c.machine, c.program, c.bindings, c.tensors).ok());
-}
-
-TEST(Compile, SameBytesWithOneOrTwoThreads) {
-  omp_set_num_threads(1);
-  const auto a = package_bytes(compile_small());
-  omp_set_num_threads(2);
-  const auto b = package_bytes(compile_small());
-  EXPECT_EQ(a, b);
 }
 
 TEST(Compile, ModelThatCannotFitNamesTheTile) {
@@ -153,9 +118,7 @@ TEST_F(VerifierCatches, UseOutsideLifetime) {
 }
 
 TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
-  model::ViTConfig c = model::ViTConfig::small();
-  const auto m = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)), target::test16(),
-                                         compiler::CompileOptions{16, {}});
+  const auto m = compile_small(2, compiler::CompileOptions{16, {}});
   EXPECT_TRUE(verify(m).ok());
   std::uint32_t most_waves = 0;
   for (const auto& s : m.lowered.program.steps) {
@@ -172,7 +135,42 @@ TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
   }
   EXPECT_GT(most_waves, 1u);
   // Fewer, larger waves with a larger W; the estimate never counts less than one wave.
-  const auto big = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)),
-                                           target::test16(), compiler::CompileOptions{4096, {}});
+  const auto big = compile_small(2, compiler::CompileOptions{4096, {}});
   EXPECT_LE(big.stats.estimated_exchange_cycles, m.stats.estimated_exchange_cycles);
+}
+
+// CompileOptions::pins fix grids by op name (small_model.hpp: the grids pinned).
+TEST(Compile, PinnedGridsAreUsedAndVerify) {
+  const auto m = compile_small(2, test_support::pinned_splits());
+  const auto report = verify(m);
+  EXPECT_TRUE(report.ok()) << (report.violations.empty() ? "" : report.violations[0]);
+  EXPECT_EQ(m.lowered.numerics.role_inner_block(model::GemmRole::MlpDown), 32u);
+  EXPECT_EQ(m.lowered.numerics.attention_key_block, 1u);
+  std::map<std::string, std::map<compiler::KernelKind, int>> calls;  // op -> kind -> calls
+  for (const auto& s : m.lowered.program.steps)
+    for (const auto& c : s.compute) ++calls[m.lowered.program.op_names.at(c.op)][c.kind];
+  EXPECT_EQ(calls["layer.mlp.fc2"][compiler::KernelKind::gemm_fp8], 9);
+  EXPECT_EQ(calls["layer.mlp.fc2"][compiler::KernelKind::reduce_add], 4);  // 4 rows, one per partial sum
+  EXPECT_EQ(calls["layer.qkv"][compiler::KernelKind::gemm_fp8], 4);
+  EXPECT_EQ(calls["layer.attention"][compiler::KernelKind::attention_scores], 2 * 4);  // heads x key blocks
+}
+
+TEST(Compile, PinThatDoesNotFitOrNamesNoOpIsAUsageError) {
+  auto expect_rejected = [](const compiler::CompileOptions& options, const std::string& needle) {
+    try {
+      compile_small(1, options);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitUsage) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  compiler::CompileOptions options;
+  options.pins.gemm["layer.mlp.fc2"] = compiler::GemmSplits{1, 10, 1};  // 288 deep: at most 9 panels
+  expect_rejected(options, "for op layer.mlp.fc2: inner dimension (288) cannot be cut into 10 blocks");
+  options.pins.gemm = {{"layer.mlp.gelu", compiler::GemmSplits{}}};
+  expect_rejected(options, "for op layer.mlp.gelu: the graph has no GEMM of that name");
+  options.pins.gemm.clear();
+  options.pins.attention["layer.atention"] = compiler::AttentionBlocks{1, 1};
+  expect_rejected(options, "for op layer.atention: the graph has no attention of that name");
 }

@@ -1,0 +1,31 @@
+#pragma once
+// The small model compiled for the 16-tile test machine: what most compiler, package and
+// device tests work on, the independent verifier's report on it, and grids to pin on it.
+#include "compiler/compile.hpp"
+#include "compiler/verify.hpp"
+
+namespace tilevit::test_support {
+
+inline compiler::CompiledModel compile_small(int layers = 2, const compiler::CompileOptions& options = {}) {
+  model::ViTConfig c = model::ViTConfig::small();
+  c.layers = layers;
+  return compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)), target::test16(),
+                                 options);
+}
+
+inline compiler::VerifyReport verify_on_test16(const compiler::CompiledModel& m) {
+  return compiler::verify_program(target::test16(), m.lowered.program, m.lowered.bindings, m.graph.tensors);
+}
+
+// Pins (CompileOptions::pins) for grids the automatic choice does not take on the small
+// model (it splits fc2 in 3 K blocks and attention in key blocks of 2): fc2 in 9
+// one-panel K blocks, qkv's weight blocks multicast to 2 row blocks, one key per block.
+inline compiler::CompileOptions pinned_splits() {
+  compiler::CompileOptions options;
+  options.pins.gemm["layer.mlp.fc2"] = compiler::GemmSplits{1, 9, 1};
+  options.pins.gemm["layer.qkv"] = compiler::GemmSplits{2, 1, 2};
+  options.pins.attention["layer.attention"] = compiler::AttentionBlocks{4, 1};
+  return options;
+}
+
+}  // namespace tilevit::test_support
