@@ -53,7 +53,7 @@ struct CompileCommand {
     std::string sha;
     std::uint64_t package_bytes = 0;
     {
-      const package::ContainerWriter writer = package::encode_package(compiled, machine);
+      const package::ContainerWriter writer = package::encode_package(compiled.executable);
       const auto bytes = writer.bytes();
       package_bytes = bytes.size();
       sha = package::sha256_hex(bytes);
@@ -86,7 +86,7 @@ struct CompileCommand {
     j["estimated_sync_cycles"] = s.estimated_sync_cycles;
     j["estimated_ms"] = double(s.estimated_cycles) / double(machine.clock_hz) * 1e3;
     if (steps) {
-      const auto& p = compiled.lowered.program;
+      const auto& p = compiled.executable.program;
       nlohmann::json rows = nlohmann::json::array();
       const auto costs = compiler::step_costs(machine, p);
       for (std::size_t i = 0; i < p.steps.size(); ++i) {

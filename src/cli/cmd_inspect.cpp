@@ -31,7 +31,7 @@ struct InspectCommand {
 
   int run() {
     const package::VerifiedPackage loaded = package::load_verified_package(path);
-    const package::PackageContents& c = loaded.contents;
+    const compiler::Executable& c = loaded.contents;
     const auto& m = c.machine;
     const auto& p = c.program;
     // Per-tile memory from the placement itself.

@@ -32,7 +32,7 @@ struct MemoryMapCommand {
   int run() {
     namespace fs = std::filesystem;
     const package::VerifiedPackage loaded = package::load_verified_package(path);
-    const package::PackageContents& c = loaded.contents;
+    const compiler::Executable& c = loaded.contents;
     // A profiled package reserves the profiling buffers: they are part of its map.
     const profile::MemoryMap map = profile::build_memory_map(c.machine, c.program, c.program.profiling.enabled);
 

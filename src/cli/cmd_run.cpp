@@ -105,7 +105,7 @@ struct RunCommand {
   }
 
   // The profile (when the package records one) and the memory map, next to run.json.
-  nlohmann::json write_views(const package::PackageContents& contents, const std::string& sha,
+  nlohmann::json write_views(const compiler::Executable& contents, const std::string& sha,
                              const model::ViTConfig& config) {
     namespace fs = std::filesystem;
     nlohmann::json files;
@@ -148,7 +148,7 @@ struct RunCommand {
   // The package to run: compiled from the model flags and written to --out, or --package.
   // Either way the written file is loaded and verified: the package must stand alone.
   struct Loaded {
-    package::PackageContents contents;
+    compiler::Executable contents;
     std::string sha, path;
     double compile_seconds = 0;
   };
@@ -166,7 +166,7 @@ struct RunCommand {
     const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine,
                                                   compiler::CompileOptions{stream_words, profiling_options});
     const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
-    write_bytes_atomically(path, package::encode_package(compiled, machine).bytes());
+    write_bytes_atomically(path, package::encode_package(compiled.executable).bytes());
     const double seconds = since(t0);
     auto loaded = package::load_verified_package(path);
     return {std::move(loaded.contents), loaded.sha256, path, seconds};
@@ -259,7 +259,7 @@ struct RunCommand {
   }
 
   // Where the modelled cycles go, over all tiles: the totals of a whole-call profile.
-  static nlohmann::json tile_activity_share(const package::PackageContents& contents) {
+  static nlohmann::json tile_activity_share(const compiler::Executable& contents) {
     const profile::Profile totals =
         profile::build_profile(contents.machine, contents.program, compiler::ProfileDetail{compiler::Granularity::graph, 0});
     nlohmann::json activity;
@@ -303,7 +303,7 @@ struct RunCommand {
     const compiler::ProfilingOptions profiling_options = profiling.options();  // bad flags fail before any work
     std::filesystem::create_directories(out_dir);
     const Loaded package = obtain_package(profiling_options);
-    const package::PackageContents& contents = package.contents;
+    const compiler::Executable& contents = package.contents;
     const model::ViTConfig config = contents.config;  // the package decides the shape
     if (!model.images.empty() && static_cast<int>(model.images.size()) != config.batch)
       throw Error("the package takes " + std::to_string(config.batch) + " images per call; " +

@@ -23,7 +23,7 @@ struct VerifyCommand {
 
   int run() {
     const package::Container container = package::Container::open(path);
-    const package::PackageContents contents = package::decode_package(container);
+    const compiler::Executable contents = package::decode_package(container);
     const auto report = compiler::verify_program(contents.machine, contents.program, contents.bindings, contents.tensors);
     if (json) {
       nlohmann::json j{{"package", path},

@@ -29,8 +29,12 @@ std::vector<TileMemoryStats> tile_memory_stats(const target::MachineDescription&
 
 CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options) {
   const LoweringOptions lowering{options.exchange_stream_words, options.profiling, options.pins};
-  CompiledModel out{graph, lower(graph, machine, lowering), {}, {}};
-  CompiledProgram& p = out.lowered.program;
+  Lowered lowered = lower(graph, machine, lowering);
+  CompiledModel out{Executable{machine, graph.config, lowered.numerics, graph.tensors, std::move(lowered.program),
+                               std::move(lowered.bindings)},
+                    {},
+                    {}};
+  CompiledProgram& p = out.executable.program;
 
   // Per-tile placement inputs; remember where each allocation went.
   std::vector<TilePlacementInput> inputs(machine.tiles);
@@ -41,7 +45,7 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
     index_in_tile[i] = static_cast<std::uint32_t>(in.requests.size());
     in.requests.push_back(p.allocations[i].request);
   }
-  for (const ElementConflict& c : out.lowered.conflicts_by_allocation)
+  for (const ElementConflict& c : lowered.conflicts_by_allocation)
     inputs[p.allocations[c.a].tile].conflicts.push_back(ElementConflict{index_in_tile[c.a], index_in_tile[c.b]});
   const std::vector<TilePlacement> placed = place_all(machine, inputs, options.profiling.enabled);
   for (std::size_t i = 0; i < p.allocations.size(); ++i)

@@ -24,10 +24,21 @@ struct CompileStats : ProgramSummary {
   std::uint32_t peak_tile_bytes = 0, largest_hole_min = 0;
 };
 
+// A compiled model as it runs: what a package holds (package/program_codec.hpp) and what
+// the device model executes.
+struct Executable {
+  target::MachineDescription machine;
+  model::ViTConfig config;
+  model::NumericsConfig numerics;     // the graph's precisions with the splits lowering chose
+  std::vector<Tensor> tensors;        // the graph's tensors (host bindings name them)
+  CompiledProgram program;            // placed: every allocation has its address
+  std::vector<HostBinding> bindings;
+};
+
+// The compiler's answer: the executable, and the figures of its placement.
 struct CompiledModel {
-  Graph graph;
-  Lowered lowered;                        // program with resolved addresses, bindings
-  std::vector<TileMemoryStats> memory;    // per tile
+  Executable executable;
+  std::vector<TileMemoryStats> memory;  // per tile
   CompileStats stats;
 };
 

@@ -58,7 +58,7 @@ TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile)
 
 TileMemory::~TileMemory() { munmap(base_, mapped_); }
 
-Device::Device(package::PackageContents program)
+Device::Device(compiler::Executable program)
     : pkg_(std::move(program)), sram_(pkg_.machine.tiles, pkg_.machine.sram_size) {
   // Calls grouped per tile, once, so a compute phase runs tiles in parallel.
   for (std::size_t s = 0; s < pkg_.program.steps.size(); ++s) {

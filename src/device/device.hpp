@@ -24,10 +24,10 @@ struct CallTiming {
 
 class Device {
  public:
-  explicit Device(package::PackageContents program);
+  explicit Device(compiler::Executable program);
   ~Device();
 
-  const package::PackageContents& package() const { return pkg_; }
+  const compiler::Executable& package() const { return pkg_; }
   // Writes every parameter binding (weights quantised to the package's numerics). Throws
   // if the weights' shapes do not match the package's model.
   void upload_weights(const model::ViTWeights& weights);
@@ -85,7 +85,7 @@ class Device {
   std::int64_t pending_step_ = -1;  // the step whose exchange has not run yet
   std::uint32_t pending_iteration_ = 0;
   [[noreturn]] void transfer_failed(std::uint32_t step, std::uint32_t transfer, std::uint32_t iteration) const;
-  package::PackageContents pkg_;
+  compiler::Executable pkg_;
   TileMemory sram_;  // per tile, sram_size bytes from sram_base
   std::vector<Exchange> exchange_;  // per step
   std::vector<std::vector<std::vector<std::uint32_t>>> tile_calls_;  // per step: per active tile, call indices

@@ -9,7 +9,7 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 
 }  // namespace
 
-WeightValues::WeightValues(const model::ViTWeights& weights, const package::PackageContents& package)
+WeightValues::WeightValues(const model::ViTWeights& weights, const compiler::Executable& package)
     : w_(weights), pkg_(package) {
   const auto& a = weights.config;
   const auto& b = package.config;

@@ -14,7 +14,7 @@ namespace tilevit::device {
 class WeightValues {
  public:
   // Throws if the weights' shapes differ from the package's model.
-  WeightValues(const model::ViTWeights& weights, const package::PackageContents& package);
+  WeightValues(const model::ViTWeights& weights, const compiler::Executable& package);
   void write(const compiler::HostBinding& binding, std::span<std::uint8_t> sram, std::uint32_t allocation_address,
              const target::MachineDescription& machine) const;
 
@@ -28,7 +28,7 @@ class WeightValues {
   };
   Source source(const compiler::Tensor& tensor, std::uint32_t layer) const;
   const model::ViTWeights& w_;
-  const package::PackageContents& pkg_;
+  const compiler::Executable& pkg_;
 };
 
 }  // namespace tilevit::device

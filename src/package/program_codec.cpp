@@ -51,16 +51,15 @@ T checked_enum(ByteReader& r, std::uint32_t limit, const char* what) {
 
 }  // namespace
 
-ContainerWriter encode_package(const CompiledModel& compiled, const target::MachineDescription& machine) {
-  const Graph& g = compiled.graph;
-  const CompiledProgram& p = compiled.lowered.program;
+ContainerWriter encode_package(const Executable& executable) {
+  const CompiledProgram& p = executable.program;
   ContainerWriter w;
-  w.add_section("machine", 1, text_bytes(target::to_text(machine)));
-  w.add_section("model", 1, text_bytes(model_json(g.config, compiled.lowered.numerics, p).dump(1)));
+  w.add_section("machine", 1, text_bytes(target::to_text(executable.machine)));
+  w.add_section("model", 1, text_bytes(model_json(executable.config, executable.numerics, p).dump(1)));
 
   ByteWriter t;
-  t.write_count(g.tensors.size());
-  for (const Tensor& x : g.tensors) {
+  t.write_count(executable.tensors.size());
+  for (const Tensor& x : executable.tensors) {
     t.write_string(x.name);
     t.write_u32(x.rows);
     t.write_u32(x.cols);
@@ -130,8 +129,8 @@ ContainerWriter encode_package(const CompiledModel& compiled, const target::Mach
   w.add_section("placement", 1, std::move(pl).bytes());
 
   ByteWriter b;
-  b.write_count(compiled.lowered.bindings.size());
-  for (const HostBinding& h : compiled.lowered.bindings) {
+  b.write_count(executable.bindings.size());
+  for (const HostBinding& h : executable.bindings) {
     b.write_u8(static_cast<std::uint8_t>(h.direction));
     for (std::uint32_t v : {h.tensor, h.row0, h.rows, h.col0, h.cols, h.tile, h.allocation, h.offset, h.layers, h.layer_stride})
       b.write_u32(v);
@@ -140,8 +139,8 @@ ContainerWriter encode_package(const CompiledModel& compiled, const target::Mach
   return w;
 }
 
-PackageContents decode_package(const Container& c) {
-  PackageContents out;
+Executable decode_package(const Container& c) {
+  Executable out;
   const auto machine_bytes = c.payload(c.require("machine", 1));
   out.machine = target::parse_machine(
       std::string_view(reinterpret_cast<const char*>(machine_bytes.data()), machine_bytes.size()), c.name() + ": machine");

@@ -16,17 +16,8 @@
 
 namespace tilevit::package {
 
-struct PackageContents {
-  target::MachineDescription machine;
-  model::ViTConfig config;
-  model::NumericsConfig numerics;
-  std::vector<compiler::Tensor> tensors;
-  compiler::CompiledProgram program;
-  std::vector<compiler::HostBinding> bindings;
-};
-
-// The container bytes of a compiled model: a pure function of its inputs.
-ContainerWriter encode_package(const compiler::CompiledModel& compiled, const target::MachineDescription& machine);
-PackageContents decode_package(const Container& container);
+// The container bytes of an executable: a pure function of it.
+ContainerWriter encode_package(const compiler::Executable& executable);
+compiler::Executable decode_package(const Container& container);
 
 }  // namespace tilevit::package

@@ -8,7 +8,7 @@ namespace tilevit::package {
 VerifiedPackage load_verified_package(const std::string& path) {
   const Container container = Container::open(path);
   VerifiedPackage out{decode_package(container), container.sha256_hex()};
-  const PackageContents& c = out.contents;
+  const compiler::Executable& c = out.contents;
   const auto report = compiler::verify_program(c.machine, c.program, c.bindings, c.tensors, false, 1);
   if (!report.ok())
     throw Error(path + ": not a valid package: " + report.violations.front() + " (" +

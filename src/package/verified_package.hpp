@@ -9,7 +9,7 @@
 namespace tilevit::package {
 
 struct VerifiedPackage {
-  PackageContents contents;
+  compiler::Executable contents;
   std::string sha256;  // hex, of the container
 };
 

@@ -17,15 +17,15 @@ using test_support::run_tilevit;
 TEST(CliBadPackage, SignatureProbesAreRejectedInOneLine) {
   const auto machine = target::test16();
   const auto compiled = test_support::compile_small();
-  const auto [step, index] = test_support::first_probe_gemm(compiled.lowered.program);
+  const auto [step, index] = test_support::first_probe_gemm(compiled.executable.program);
   ASSERT_NE(step, UINT32_MAX);
   const auto dir = std::filesystem::temp_directory_path() / ("tilevit_bad_package_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   for (const auto& probe : test_support::gemm_call_mutations()) {
     auto broken = compiled;
-    probe.mutate(broken.lowered.program.steps[step].compute[index]);
+    probe.mutate(broken.executable.program.steps[step].compute[index]);
     const std::string path = (dir / (probe.name + ".tvpkg")).string();
-    write_bytes_atomically(path, package::encode_package(broken, machine).bytes());
+    write_bytes_atomically(path, package::encode_package(broken.executable).bytes());
 
     const auto verified = run_tilevit("verify " + path);
     EXPECT_EQ(verified.exit_code, probe.name == "not_a_kind" ? 3 : 1) << probe.name << verified.out << verified.err;

@@ -14,7 +14,7 @@ inline compiler::CompiledModel compile_small(int layers = 2, const compiler::Com
 }
 
 inline compiler::VerifyReport verify_on_test16(const compiler::CompiledModel& m) {
-  return compiler::verify_program(target::test16(), m.lowered.program, m.lowered.bindings, m.graph.tensors);
+  return compiler::verify_program(target::test16(), m.executable.program, m.executable.bindings, m.executable.tensors);
 }
 
 // Pins (CompileOptions::pins) for grids the automatic choice does not take on the small

@@ -32,12 +32,12 @@ TEST(Compile, SmallModelCompilesAndVerifies) {
 
 TEST(Compile, LayerLoopIsNotUnrolled) {
   const auto one = compile_small(1), two = compile_small(2);
-  EXPECT_EQ(one.lowered.program.steps.size(), two.lowered.program.steps.size());
-  EXPECT_EQ(two.lowered.program.loop_count, 2u);
-  EXPECT_LT(two.lowered.program.loop_begin, two.lowered.program.loop_end);
+  EXPECT_EQ(one.executable.program.steps.size(), two.executable.program.steps.size());
+  EXPECT_EQ(two.executable.program.loop_count, 2u);
+  EXPECT_LT(two.executable.program.loop_begin, two.executable.program.loop_end);
   // Per-layer weights are sequences walked by a stride.
   bool strided = false;
-  for (const auto& s : two.lowered.program.steps)
+  for (const auto& s : two.executable.program.steps)
     for (const auto& c : s.compute)
       for (const auto& o : c.operands) strided |= o.layer_stride > 0;
   EXPECT_TRUE(strided);
@@ -60,7 +60,7 @@ TEST(Compile, ModelThatCannotFitNamesTheTile) {
 class VerifierCatches : public ::testing::Test {
  protected:
   compiler::CompiledModel m = compile_small();
-  compiler::CompiledProgram& p = m.lowered.program;
+  compiler::CompiledProgram& p = m.executable.program;
   void expect_violation(const std::string& needle) {
     const auto r = verify(m);
     ASSERT_FALSE(r.ok()) << "planted fault not found: " << needle;
@@ -121,7 +121,7 @@ TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
   const auto m = compile_small(2, compiler::CompileOptions{16, {}});
   EXPECT_TRUE(verify(m).ok());
   std::uint32_t most_waves = 0;
-  for (const auto& s : m.lowered.program.steps) {
+  for (const auto& s : m.executable.program.steps) {
     most_waves = std::max(most_waves, s.waves);
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> received;
     for (const auto& t : s.exchange) {
@@ -144,11 +144,11 @@ TEST(Compile, PinnedGridsAreUsedAndVerify) {
   const auto m = compile_small(2, test_support::pinned_splits());
   const auto report = verify(m);
   EXPECT_TRUE(report.ok()) << (report.violations.empty() ? "" : report.violations[0]);
-  EXPECT_EQ(m.lowered.numerics.role_inner_block(model::GemmRole::MlpDown), 32u);
-  EXPECT_EQ(m.lowered.numerics.attention_key_block, 1u);
+  EXPECT_EQ(m.executable.numerics.role_inner_block(model::GemmRole::MlpDown), 32u);
+  EXPECT_EQ(m.executable.numerics.attention_key_block, 1u);
   std::map<std::string, std::map<compiler::KernelKind, int>> calls;  // op -> kind -> calls
-  for (const auto& s : m.lowered.program.steps)
-    for (const auto& c : s.compute) ++calls[m.lowered.program.op_names.at(c.op)][c.kind];
+  for (const auto& s : m.executable.program.steps)
+    for (const auto& c : s.compute) ++calls[m.executable.program.op_names.at(c.op)][c.kind];
   EXPECT_EQ(calls["layer.mlp.fc2"][compiler::KernelKind::gemm_fp8], 9);
   EXPECT_EQ(calls["layer.mlp.fc2"][compiler::KernelKind::reduce_add], 4);  // 4 rows, one per partial sum
   EXPECT_EQ(calls["layer.qkv"][compiler::KernelKind::gemm_fp8], 4);

@@ -66,7 +66,7 @@ TEST(KernelTable, CostFlopsAndBytesFollowTheDims) {
 TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
   const auto compiled = test_support::compile_small();
   std::set<KernelKind> seen;
-  for (const auto& step : compiled.lowered.program.steps)
+  for (const auto& step : compiled.executable.program.steps)
     for (const auto& call : step.compute) {
       const auto shape = call.shape();
       ASSERT_EQ(call.operands.size(), shape.info().operands().size()) << shape.info().name;

@@ -12,7 +12,7 @@ using test_support::compile_small;
 TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
   const auto plain = compile_small(2, {});
   const auto profiled = compile_small(2, {1024, {true, {compiler::Granularity::kernel, 3}}});
-  EXPECT_EQ(plain.lowered.program.allocations.size() + 16, profiled.lowered.program.allocations.size());
+  EXPECT_EQ(plain.executable.program.allocations.size() + 16, profiled.executable.program.allocations.size());
   EXPECT_GT(profiled.stats.peak_tile_bytes, plain.stats.peak_tile_bytes);
 }
 
@@ -20,7 +20,7 @@ TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
 // profiling records of such a program must not throw first.
 TEST(Profile, VerifierReportsBadTilesOfAProfiledProgram) {
   auto m = compile_small(2, {1024, {true, {compiler::Granularity::kernel, 1}}});
-  auto& program = m.lowered.program;
+  auto& program = m.executable.program;
   for (auto& s : program.steps)
     if (!s.compute.empty() && !s.exchange.empty()) {
       s.compute[0].tile = 99;
@@ -28,7 +28,7 @@ TEST(Profile, VerifierReportsBadTilesOfAProfiledProgram) {
       break;
     }
   compiler::VerifyReport report;
-  ASSERT_NO_THROW(report = compiler::verify_program(target::test16(), program, m.lowered.bindings, m.graph.tensors));
+  ASSERT_NO_THROW(report = compiler::verify_program(target::test16(), program, m.executable.bindings, m.executable.tensors));
   EXPECT_FALSE(report.ok());
   bool named = false;
   for (const auto& v : report.violations) named |= v.find("99") != std::string::npos;

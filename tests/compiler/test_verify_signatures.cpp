@@ -16,13 +16,13 @@ compiler::VerifyReport verify(const compiler::CompiledModel& m) { return test_su
 TEST(VerifySignatures, EveryProbeIsRejectedNamingTileStepAndOperand) {
   const auto compiled = compile_small();
   ASSERT_TRUE(verify(compiled).ok());
-  const auto [step, index] = test_support::first_probe_gemm(compiled.lowered.program);
+  const auto [step, index] = test_support::first_probe_gemm(compiled.executable.program);
   ASSERT_NE(step, UINT32_MAX);
-  const std::uint32_t tile = compiled.lowered.program.steps[step].compute[index].tile;
+  const std::uint32_t tile = compiled.executable.program.steps[step].compute[index].tile;
   const std::string where = "tile " + std::to_string(tile) + ", superstep " + std::to_string(step) + " (";
   for (const auto& probe : test_support::gemm_call_mutations()) {
     auto broken = compiled;
-    probe.mutate(broken.lowered.program.steps[step].compute[index]);
+    probe.mutate(broken.executable.program.steps[step].compute[index]);
     const auto report = verify(broken);
     ASSERT_FALSE(report.ok()) << probe.name;
     EXPECT_EQ(report.violations.front().rfind(where, 0), 0u) << probe.name << ": " << report.violations.front();
@@ -33,7 +33,7 @@ TEST(VerifySignatures, EveryProbeIsRejectedNamingTileStepAndOperand) {
 
 TEST(VerifySignatures, AnOutputWrittenIntoAResidentWeightIsRejected) {
   auto compiled = compile_small();
-  auto& p = compiled.lowered.program;
+  auto& p = compiled.executable.program;
   // A bias_add whose output is redirected to its own bias vector, resized to match.
   for (auto& step : p.steps)
     for (auto& call : step.compute)

@@ -15,7 +15,7 @@ using namespace tilevit;
 namespace {
 
 struct Built {
-  package::PackageContents contents;
+  compiler::Executable contents;
   model::ViTWeights weights;
   std::vector<std::vector<float>> images;
 };
@@ -24,7 +24,7 @@ Built build(model::ViTConfig config, const target::MachineDescription& machine, 
             const compiler::CompileOptions& options = {}) {
   const auto compiled =
       compiler::compile_model(compiler::build_vit_graph(config, model::NumericsConfig::uniform(-4)), machine, options);
-  const auto container = package::Container::from_bytes(package::encode_package(compiled, machine).bytes(), "t.tvpkg");
+  const auto container = package::Container::from_bytes(package::encode_package(compiled.executable).bytes(), "t.tvpkg");
   Built b{package::decode_package(container), model::load_weights(model::RandomModelSource(config, seed), config), {}};
   for (int i = 0; i < config.batch; ++i) b.images.push_back(model::random_image(config, seed, i));
   return b;

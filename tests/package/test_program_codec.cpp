@@ -11,7 +11,7 @@ using test_support::compile_small;
 
 namespace {
 std::vector<std::byte> package_bytes(const compiler::CompiledModel& m) {
-  return package::encode_package(m, target::test16()).bytes();
+  return package::encode_package(m.executable).bytes();
 }
 }  // namespace
 
@@ -19,9 +19,9 @@ TEST(Compile, PackageRoundTripsAndVerifies) {
   const auto m = compile_small();
   const auto container = package::Container::from_bytes(package_bytes(m), "small.tvpkg");
   const auto c = package::decode_package(container);
-  EXPECT_EQ(c.program.steps.size(), m.lowered.program.steps.size());
-  EXPECT_EQ(c.program.allocations.size(), m.lowered.program.allocations.size());
-  EXPECT_EQ(c.bindings.size(), m.lowered.bindings.size());
+  EXPECT_EQ(c.program.steps.size(), m.executable.program.steps.size());
+  EXPECT_EQ(c.program.allocations.size(), m.executable.program.allocations.size());
+  EXPECT_EQ(c.bindings.size(), m.executable.bindings.size());
   EXPECT_EQ(c.config.width, 144);
   EXPECT_EQ(c.machine, target::test16());
   EXPECT_TRUE(compiler::verify_program(c.machine, c.program, c.bindings, c.tensors).ok());

@@ -32,7 +32,7 @@ const compiler::CompiledModel& small_model() {
 
 const profile::MemoryMap& small_map() {
   static const profile::MemoryMap map =
-      profile::build_memory_map(target::test16(), small_model().lowered.program, false);
+      profile::build_memory_map(target::test16(), small_model().executable.program, false);
   return map;
 }
 
@@ -167,7 +167,7 @@ TEST(memoryMap, NoTwoEntriesOverlapInAddressAndLifetime) {
 
 TEST(memoryMap, EveryProgramAllocationOnceAndEveryReservedRangeOnEveryTile) {
   const auto& map = small_map();
-  const auto& program = small_model().lowered.program;
+  const auto& program = small_model().executable.program;
   std::set<std::size_t> reserved_labels;
   std::size_t active = 0;
   for (const auto& r : target::test16().reserved) active += r.when == target::ReservedWhen::always;
@@ -195,7 +195,7 @@ TEST(memoryMap, EveryProgramAllocationOnceAndEveryReservedRangeOnEveryTile) {
 }
 
 TEST(memoryMap, Deterministic) {
-  const auto again = profile::build_memory_map(target::test16(), small_model().lowered.program, false);
+  const auto again = profile::build_memory_map(target::test16(), small_model().executable.program, false);
   EXPECT_TRUE(again == small_map());
   EXPECT_EQ(profile::to_json(again).dump(), small_map_json().dump());
   EXPECT_EQ(profile::render_memory_png(again), profile::render_memory_png(small_map()));
@@ -203,7 +203,7 @@ TEST(memoryMap, Deterministic) {
 }
 
 TEST(memoryMap, AllocationOutsideTheMachineIsBadInput) {
-  compiler::CompiledProgram p = small_model().lowered.program;
+  compiler::CompiledProgram p = small_model().executable.program;
   p.allocations.back().tile = 99;
   try {
     profile::build_memory_map(target::test16(), p, false);

@@ -25,7 +25,7 @@ compiler::CompiledModel compile_small(compiler::ProfilingOptions profiling, std:
 }
 
 profile::Profile profile_of(const compiler::CompiledModel& m, compiler::ProfileDetail o) {
-  return profile::build_profile(target::test16(), m.lowered.program, o);
+  return profile::build_profile(target::test16(), m.executable.program, o);
 }
 
 std::string temp_path(const std::string& name) {
@@ -41,12 +41,12 @@ TEST(Profile, RecordsMatchTheReservedBuffersAtEveryGranularity) {
     for (std::uint32_t detail : {1u, 2u}) {
       const compiler::ProfilingOptions options{true, {g, detail}};
       const auto m = compile_small(options);
-      ASSERT_TRUE(compiler::verify_program(target::test16(), m.lowered.program, m.lowered.bindings, m.graph.tensors).ok());
+      ASSERT_TRUE(compiler::verify_program(target::test16(), m.executable.program, m.executable.bindings, m.executable.tensors).ok());
       const auto p = profile_of(m, {g, detail});
       EXPECT_EQ(p.span, m.stats.estimated_cycles);
-      const auto records = compiler::profile_records_per_tile(m.lowered.program, 16, options);
+      const auto records = compiler::profile_records_per_tile(m.executable.program, 16, options);
       std::uint64_t buffer_bytes = 0;
-      for (const auto& a : m.lowered.program.allocations)
+      for (const auto& a : m.executable.program.allocations)
         if (a.request.label == "support.profile_samples") buffer_bytes += a.request.bytes;
       std::uint64_t total_records = 0;
       for (std::uint32_t t = 0; t < 16; ++t) {
@@ -167,7 +167,7 @@ TEST(Profile, FlopsCountEveryKernelsArithmetic) {
     EXPECT_GT(flops[k], 0u) << k;
   // Combine calls: rows x head_dim outputs from `blocks` partials {P.V, sum}; with both
   // layers in detail every loop step counts twice.
-  const auto& program = m.lowered.program;
+  const auto& program = m.executable.program;
   std::uint64_t expected = 0;
   for (std::uint32_t i = 0; i < program.steps.size(); ++i)
     for (const auto& c : program.steps[i].compute)

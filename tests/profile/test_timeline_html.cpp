@@ -154,7 +154,7 @@ TEST(TimelineHtml, RejectsInconsistentProfiles) {
 TEST(TimelineHtml, CompiledModel) {
   const auto m = compile_small();
   compiler::ProfileDetail o;
-  auto p = profile::build_profile(target::test16(), m.lowered.program, o);
+  auto p = profile::build_profile(target::test16(), m.executable.program, o);
   p.model = "small, 2 layers, batch 1";
   const std::string html = profile::render_timeline_html(
       p, {double(target::test16().flop_per_cycle_fp16), double(target::test16().flop_per_cycle_fp8)});

@@ -13,7 +13,7 @@ using namespace tilevit;
 TEST(Trace, ValidChromeTraceWithNestedEventsPerTile) {
   const auto m = compiler::compile_model(
       compiler::build_vit_graph(model::ViTConfig::small(), model::NumericsConfig::uniform(-4)), target::test16(), {});
-  const auto p = profile::build_profile(target::test16(), m.lowered.program, {});
+  const auto p = profile::build_profile(target::test16(), m.executable.program, {});
   const auto j = nlohmann::json::parse(profile::chrome_trace_json(p));
   ASSERT_TRUE(j.contains("traceEvents"));
   // Per track: [start, end) in integer nanoseconds as an importer reads them, by
