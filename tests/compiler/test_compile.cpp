@@ -1,6 +1,6 @@
 // The compiler end to end on the small model and the 16-tile test machine: it compiles,
-// the independent verifier accepts it, the loop stays a loop, and the verifier catches
-// planted mistakes (the package codec: tests/package/test_program_codec.cpp).
+// the independent verifier accepts it, the loop stays a loop (planted mistakes:
+// tests/compiler/test_verify.cpp; the package codec: tests/package/test_program_codec.cpp).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -55,66 +55,6 @@ TEST(Compile, ModelThatCannotFitNamesTheTile) {
     EXPECT_NE(m.find("tile "), std::string::npos) << m;
     EXPECT_NE(m.find("largest hole"), std::string::npos) << m;
   }
-}
-
-class VerifierCatches : public ::testing::Test {
- protected:
-  compiler::CompiledModel m = compile_small();
-  compiler::CompiledProgram& p = m.executable.program;
-  void expect_violation(const std::string& needle) {
-    const auto r = verify(m);
-    ASSERT_FALSE(r.ok()) << "planted fault not found: " << needle;
-    bool found = false;
-    for (const auto& v : r.violations) found |= v.find(needle) != std::string::npos;
-    EXPECT_TRUE(found) << needle << " not in: " << r.violations[0];
-  }
-  compiler::KernelCall& first_gemm() {
-    for (auto& s : p.steps)
-      for (auto& c : s.compute)
-        if (c.kind == compiler::KernelKind::gemm_fp8) return c;
-    throw std::runtime_error("no gemm");
-  }
-};
-
-TEST_F(VerifierCatches, OverlappingLiveAllocations) {
-  auto& gemm = first_gemm();
-  auto& out = p.allocations[gemm.operands[2].allocation];
-  out.address = p.allocations[gemm.operands[0].allocation].address;  // output onto its live input
-  expect_violation("overlap in address while both live");
-}
-
-TEST_F(VerifierCatches, OperandOutsideItsAllocation) {
-  first_gemm().operands[1].offset += 4096;  // the signature's bytes, past the allocation's end
-  expect_violation("reaches byte");
-}
-
-TEST_F(VerifierCatches, KernelReadingAnotherTilesMemory) {
-  auto& gemm = first_gemm();
-  gemm.tile = (gemm.tile + 1) % 16;
-  expect_violation("which lives on tile");
-}
-
-TEST_F(VerifierCatches, TransferNotWholeWords) {
-  for (auto& s : p.steps)
-    if (!s.exchange.empty()) {
-      s.exchange[0].bytes -= 2;
-      break;
-    }
-  expect_violation("not whole 32-bit words");
-}
-
-TEST_F(VerifierCatches, AllocationInReservedRange) {
-  p.allocations[0].address = 0x50000;  // the exchange window
-  expect_violation("reserved range");
-}
-
-TEST_F(VerifierCatches, UseOutsideLifetime) {
-  auto& gemm = first_gemm();
-  auto& a = p.allocations[gemm.operands[0].allocation].request;
-  a.last = a.first;  // dead before the GEMM reads it
-  a.first = 0;
-  a.last = 0;
-  expect_violation("outside its lifetime");
 }
 
 TEST(Compile, ExchangeWavesRespectTheStreamLimit) {

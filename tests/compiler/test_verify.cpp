@@ -1,0 +1,106 @@
+// The verifier as a table of planted mistakes: each mutation of a correct program of the
+// small model, and the message the verifier must give for it (naming tile and superstep
+// where the mistake has one).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <stdexcept>
+
+#include "small_model.hpp"
+#include "verify_probes.hpp"
+
+using namespace tilevit;
+
+namespace {
+
+struct ProgramMutation {
+  std::string name;
+  std::function<void(compiler::CompiledProgram&)> mutate;
+  std::string expected;  // a fragment of some violation
+};
+
+compiler::KernelCall& first_call(compiler::CompiledProgram& p, compiler::KernelKind kind) {
+  for (auto& s : p.steps)
+    for (auto& c : s.compute)
+      if (c.kind == kind) return c;
+  throw std::runtime_error("no such kernel in the small model");
+}
+compiler::KernelCall& first_gemm(compiler::CompiledProgram& p) { return first_call(p, compiler::KernelKind::gemm_fp8); }
+compiler::Allocation& allocation_of(compiler::CompiledProgram& p, const compiler::Operand& o) {
+  return p.allocations[o.allocation];
+}
+
+std::vector<ProgramMutation> placement_and_exchange_mutations() {
+  using P = compiler::CompiledProgram;
+  return {
+      {"output onto its live input",
+       [](P& p) {
+         auto& g = first_gemm(p);
+         allocation_of(p, g.operands[2]).address = allocation_of(p, g.operands[0]).address;
+       },
+       "overlap in address while both live"},
+      {"operand past its allocation", [](P& p) { first_gemm(p).operands[1].offset += 4096; }, "reaches byte"},
+      {"kernel on another tile", [](P& p) { first_gemm(p).tile = (first_gemm(p).tile + 1) % 16; }, "which lives on tile"},
+      {"transfer not whole words",
+       [](P& p) {
+         for (auto& s : p.steps)
+           if (!s.exchange.empty()) return void(s.exchange[0].bytes -= 2);
+       },
+       "not whole 32-bit words"},
+      {"allocation in a reserved range", [](P& p) { p.allocations[0].address = 0x50000; }, "reserved range"},
+      {"use outside the lifetime",
+       [](P& p) {
+         auto& r = allocation_of(p, first_gemm(p).operands[0]).request;
+         r.first = r.last = 0;
+       },
+       "outside its lifetime"},
+      {"output into a resident weight",
+       [](P& p) {
+         // A one-row bias_add writing its own bias vector: every operand the signature's bytes.
+         auto& c = first_call(p, compiler::KernelKind::bias_add);
+         c.dims[0] = 1;
+         c.operands[0].bytes = c.operands[1].bytes;
+         c.operands[2] = c.operands[1];
+       },
+       "operand 2 (out) writes the resident weight"},
+      {"loop past the program", [](P& p) { p.loop_end = static_cast<std::uint32_t>(p.steps.size()) + 1; },
+       "do not fit the program"},
+  };
+}
+
+void expect_violation(const compiler::CompiledModel& m, const std::string& name, const std::string& expected,
+                      const std::string& prefix = "") {
+  const auto report = test_support::verify_on_test16(m);
+  ASSERT_FALSE(report.ok()) << name << ": not found";
+  bool found = false;
+  for (const auto& v : report.violations)
+    found |= v.find(expected) != std::string::npos && v.rfind(prefix, 0) == 0;
+  EXPECT_TRUE(found) << name << ": \"" << prefix << "...\" with \"" << expected << "\" not in: " << report.violations.front();
+}
+
+}  // namespace
+
+TEST(Verify, TheCompiledProgramIsClean) { EXPECT_TRUE(test_support::verify_on_test16(test_support::compile_small()).ok()); }
+
+TEST(Verify, EachPlantedMistakeIsReported) {
+  const auto compiled = test_support::compile_small();
+  for (const auto& mutation : placement_and_exchange_mutations()) {
+    auto broken = compiled;
+    mutation.mutate(broken.executable.program);
+    expect_violation(broken, mutation.name, mutation.expected);
+  }
+}
+
+// A call against its kind's signature: the message names tile, superstep and operand.
+TEST(Verify, EachSignatureProbeNamesTileStepAndOperand) {
+  const auto compiled = test_support::compile_small();
+  const auto [step, index] = test_support::first_probe_gemm(compiled.executable.program);
+  ASSERT_NE(step, UINT32_MAX);
+  const std::uint32_t tile = compiled.executable.program.steps[step].compute[index].tile;
+  const std::string where = "tile " + std::to_string(tile) + ", superstep " + std::to_string(step) + " (";
+  for (const auto& probe : test_support::gemm_call_mutations()) {
+    auto broken = compiled;
+    probe.mutate(broken.executable.program.steps[step].compute[index]);
+    expect_violation(broken, probe.name, probe.expected, where);
+  }
+}
