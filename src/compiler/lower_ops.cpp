@@ -57,119 +57,152 @@ std::vector<ScatteredRows> scatter_rows(LoweringContext& cx, const std::string& 
   return out;
 }
 
-}  // namespace
+// One GEMM over its grid: tile (r, k, c) computes row block r x K block k x column block
+// c. The steps below run in this order, which fixes allocation and transfer order.
+class GemmLowering {
+ public:
+  GemmLowering(LoweringContext& cx, const Op& op)
+      : cx_(cx), op_(op), a_(cx.dist(op.inputs[0])), w_id_(op.inputs[1]),
+        fp8_(cx.graph.numerics.role(op.role).fp8), esize_(fp8_ ? 1 : 2),
+        shape_{a_.rows, cx.graph.tensor(w_id_).rows, cx.graph.tensor(w_id_).cols, fp8_},
+        grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.pins, op.name)) {
+    cx.record_gemm_inner_block(op.role, grid_.k_splits > 1 ? grid_.k_block : 0);
+  }
 
-void lower_gemm(LoweringContext& cx, const Op& op) {
-  const Graph& g = cx.graph;
-  const int a_id = op.inputs[0], w_id = op.inputs[1];
-  const Distribution& a = cx.dist(a_id);
-  const Tensor& w = g.tensor(w_id);
-  const bool fp8 = g.numerics.role(op.role).fp8;
-  const GemmShape shape{a.rows, w.rows, w.cols, fp8};
-  const GemmGrid grid = plan_gemm_grid(cx.machine, shape, cx.tiles(), cx.options.pins, op.name);
-  cx.record_gemm_inner_block(op.role, grid.k_splits > 1 ? grid.k_block : 0);
-  const std::uint32_t esize = fp8 ? 1 : 2;
-  const std::uint32_t rg = grid.r_splits, kg = grid.k_splits, cg = grid.c_splits;
+  void lower() {
+    std::vector<Transfer> transfers;
+    gather_a(transfers);
+    place_weights(transfers);
+    cx_.add_transfers(std::move(transfers));
+    emit_products();
+    if (grid_.k_splits == 1) {
+      Distribution out{a_.rows, shape_.columns, DType::f16, 0, {}};
+      for (const Cell& cell : cells_) out.blocks.push_back(Block{cell.r0, cell.rows, cell.c0, cell.cw, cell.tile, cell.partial, 0});
+      cx_.set_dist(op_.output, std::move(out));
+      return;
+    }
+    reduce_scatter();
+  }
 
+ private:
   struct Cell {
     std::uint32_t tile, r0, rows, k0, kw, c0, cw, a_alloc, w_alloc, w_stride, partial;
   };
-  std::vector<Cell> cells;  // index (r * kg + k) * cg + c
-  std::vector<Need> needs;
-  for (std::uint32_t r = 0; r < rg; ++r)
-    for (std::uint32_t k = 0; k < kg; ++k)
-      for (std::uint32_t c = 0; c < cg; ++c) {
-        Cell cell{};
-        cell.tile = (r * kg + k) * cg + c;
-        cell.r0 = r * grid.r_block;
-        cell.rows = std::min(grid.r_block, shape.rows - cell.r0);
-        cell.k0 = k * grid.k_block;
-        cell.kw = std::min(grid.k_block, shape.inner - cell.k0);
-        cell.c0 = c * grid.c_block;
-        cell.cw = std::min(grid.c_block, shape.columns - cell.c0);
-        cell.a_alloc = cx.allocate(cell.tile, op.name + ".a", AllocationKind::activation, cell.rows * cell.kw * esize,
-                                   RegionNeed::interleaved);
-        needs.push_back(Need{cell.tile, cell.a_alloc, 0, cell.r0, cell.rows, cell.k0, cell.kw});
-        cells.push_back(cell);
-      }
-  auto at = [&](std::uint32_t r, std::uint32_t k, std::uint32_t c) -> Cell& { return cells[(r * kg + k) * cg + c]; };
-  std::vector<Transfer> transfers;
-  plan_transfers(a, needs, transfers);
+  Cell& at(std::uint32_t r, std::uint32_t k, std::uint32_t c) {
+    return cells_[(r * grid_.k_splits + k) * grid_.c_splits + c];
+  }
+
+  // Every cell's block of A, gathered from A's distribution into the interleaved region.
+  void gather_a(std::vector<Transfer>& transfers) {
+    std::vector<Need> needs;
+    for (std::uint32_t r = 0; r < grid_.r_splits; ++r)
+      for (std::uint32_t k = 0; k < grid_.k_splits; ++k)
+        for (std::uint32_t c = 0; c < grid_.c_splits; ++c) {
+          Cell cell{};
+          cell.tile = (r * grid_.k_splits + k) * grid_.c_splits + c;
+          cell.r0 = r * grid_.r_block;
+          cell.rows = std::min(grid_.r_block, shape_.rows - cell.r0);
+          cell.k0 = k * grid_.k_block;
+          cell.kw = std::min(grid_.k_block, shape_.inner - cell.k0);
+          cell.c0 = c * grid_.c_block;
+          cell.cw = std::min(grid_.c_block, shape_.columns - cell.c0);
+          cell.a_alloc = cx_.allocate(cell.tile, op_.name + ".a", AllocationKind::activation, cell.rows * cell.kw * esize_,
+                                      RegionNeed::interleaved);
+          needs.push_back(Need{cell.tile, cell.a_alloc, 0, cell.r0, cell.rows, cell.k0, cell.kw});
+          cells_.push_back(cell);
+        }
+    plan_transfers(a_, needs, transfers);
+  }
 
   // Weights: resident blocks (Rg = 1), or row pieces homed on the Rg tiles of a block and
   // multicast into each one's whole-block buffer for every call.
-  for (std::uint32_t k = 0; k < kg; ++k)
-    for (std::uint32_t c = 0; c < cg; ++c) {
-      const Cell& first = at(0, k, c);
-      if (rg == 1) {
-        Cell& cell = at(0, k, c);
-        cell.w_alloc = cx.resident_weight(w_id, cell.tile, cell.k0, cell.kw, cell.c0, cell.cw, RegionNeed::interleaved,
-                                          &cell.w_stride);
-        continue;
-      }
-      for (std::uint32_t r = 0; r < rg; ++r)
-        at(r, k, c).w_alloc = cx.allocate(at(r, k, c).tile, op.name + ".w", AllocationKind::activation,
-                                          first.kw * first.cw * esize, RegionNeed::interleaved);
-      const std::uint32_t piece = ceil_div(first.kw, rg);
-      for (std::uint32_t p = 0; p < rg && p * piece < first.kw; ++p) {
-        const std::uint32_t prow = first.k0 + p * piece, prows = std::min(piece, first.kw - p * piece);
-        std::uint32_t stride = 0;
-        const std::uint32_t home = cx.resident_weight(w_id, at(p, k, c).tile, prow, prows, first.c0, first.cw,
-                                                      RegionNeed::any, &stride);
-        Transfer t;
-        t.source = Endpoint{at(p, k, c).tile, home, 0};
-        t.bytes = prows * first.cw * esize;
-        t.source_layer_stride = stride;
+  void place_weights(std::vector<Transfer>& transfers) {
+    const std::uint32_t rg = grid_.r_splits;
+    for (std::uint32_t k = 0; k < grid_.k_splits; ++k)
+      for (std::uint32_t c = 0; c < grid_.c_splits; ++c) {
+        Cell& first = at(0, k, c);
+        if (rg == 1) {
+          first.w_alloc = cx_.resident_weight(w_id_, first.tile, first.k0, first.kw, first.c0, first.cw,
+                                              RegionNeed::interleaved, &first.w_stride);
+          continue;
+        }
         for (std::uint32_t r = 0; r < rg; ++r)
-          t.destinations.push_back(Endpoint{at(r, k, c).tile, at(r, k, c).w_alloc, p * piece * first.cw * esize});
-        transfers.push_back(std::move(t));
+          at(r, k, c).w_alloc = cx_.allocate(at(r, k, c).tile, op_.name + ".w", AllocationKind::activation,
+                                             first.kw * first.cw * esize_, RegionNeed::interleaved);
+        const std::uint32_t piece = ceil_div(first.kw, rg);
+        for (std::uint32_t p = 0; p < rg && p * piece < first.kw; ++p) {
+          const std::uint32_t prow = first.k0 + p * piece, prows = std::min(piece, first.kw - p * piece);
+          std::uint32_t stride = 0;
+          const std::uint32_t home = cx_.resident_weight(w_id_, at(p, k, c).tile, prow, prows, first.c0, first.cw,
+                                                         RegionNeed::any, &stride);
+          Transfer t;
+          t.source = Endpoint{at(p, k, c).tile, home, 0};
+          t.bytes = prows * first.cw * esize_;
+          t.source_layer_stride = stride;
+          for (std::uint32_t r = 0; r < rg; ++r)
+            t.destinations.push_back(Endpoint{at(r, k, c).tile, at(r, k, c).w_alloc, p * piece * first.cw * esize_});
+          transfers.push_back(std::move(t));
+        }
       }
+  }
+
+  void emit_products() {
+    for (Cell& cell : cells_) {
+      cell.partial = cx_.allocate(cell.tile, op_.name + ".partial", AllocationKind::activation, cell.rows * cell.cw * 2,
+                                  RegionNeed::any);
+      cx_.conflict(cell.partial, cell.a_alloc);
+      KernelCall k = call(fp8_ ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, cell.tile,
+                          {{Dim::rows, cell.rows}, {Dim::inner, cell.kw}, {Dim::cols, cell.cw}},
+                          {cx_.operand(cell.a_alloc, 0, cell.rows * cell.kw * esize_),
+                           cx_.operand(cell.w_alloc, 0, cell.kw * cell.cw * esize_, cell.w_stride),
+                           cx_.operand(cell.partial, 0, cell.rows * cell.cw * 2)});
+      k.scale = cx_.graph.numerics.role(op_.role).scale;
+      cx_.add_call(std::move(k));
     }
-  cx.add_transfers(std::move(transfers));
-
-  for (Cell& cell : cells) {
-    cell.partial = cx.allocate(cell.tile, op.name + ".partial", AllocationKind::activation, cell.rows * cell.cw * 2,
-                               RegionNeed::any);
-    cx.conflict(cell.partial, cell.a_alloc);
-    KernelCall k = call(fp8 ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, cell.tile,
-                        {{Dim::rows, cell.rows}, {Dim::inner, cell.kw}, {Dim::cols, cell.cw}},
-                        {cx.operand(cell.a_alloc, 0, cell.rows * cell.kw * esize),
-                         cx.operand(cell.w_alloc, 0, cell.kw * cell.cw * esize, cell.w_stride),
-                         cx.operand(cell.partial, 0, cell.rows * cell.cw * 2)});
-    k.scale = g.numerics.role(op.role).scale;
-    cx.add_call(std::move(k));
   }
 
-  Distribution out{a.rows, w.cols, DType::f16, 0, {}};
-  if (kg == 1) {
-    for (const Cell& cell : cells) out.blocks.push_back(Block{cell.r0, cell.rows, cell.c0, cell.cw, cell.tile, cell.partial, 0});
-    cx.set_dist(op.output, std::move(out));
-    return;
-  }
   // Reduce-scatter: in each (r, c) group, tile (r, k', c) sums sub-block k' of the rows.
-  struct Reduction {
-    std::uint32_t tile, r0, rows, c0, cw, parts;
-  };
-  std::vector<Reduction> reductions;
-  std::vector<Transfer> moves;
-  for (std::uint32_t r = 0; r < rg; ++r)
-    for (std::uint32_t c = 0; c < cg; ++c) {
-      const Cell& head = at(r, 0, c);
-      std::vector<std::pair<std::uint32_t, std::uint32_t>> partials;
-      for (std::uint32_t k = 0; k < kg; ++k) partials.emplace_back(at(r, k, c).tile, at(r, k, c).partial);
-      for (const auto& part : scatter_rows(cx, op.name + ".partials", partials, head.rows, head.cw * 2, moves))
-        reductions.push_back(Reduction{part.tile, head.r0 + part.row0, part.rows, head.c0, head.cw, part.parts});
+  void reduce_scatter() {
+    struct Reduction {
+      std::uint32_t tile, r0, rows, c0, cw, parts;
+    };
+    const std::uint32_t kg = grid_.k_splits;
+    std::vector<Reduction> reductions;
+    std::vector<Transfer> moves;
+    for (std::uint32_t r = 0; r < grid_.r_splits; ++r)
+      for (std::uint32_t c = 0; c < grid_.c_splits; ++c) {
+        const Cell& head = at(r, 0, c);
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> partials;
+        for (std::uint32_t k = 0; k < kg; ++k) partials.emplace_back(at(r, k, c).tile, at(r, k, c).partial);
+        for (const auto& part : scatter_rows(cx_, op_.name + ".partials", partials, head.rows, head.cw * 2, moves))
+          reductions.push_back(Reduction{part.tile, head.r0 + part.row0, part.rows, head.c0, head.cw, part.parts});
+      }
+    cx_.add_transfers(std::move(moves));
+    Distribution out{a_.rows, shape_.columns, DType::f16, 0, {}};
+    for (const Reduction& red : reductions) {
+      const std::uint32_t n = red.rows * red.cw;
+      const std::uint32_t acc = cx_.allocate(red.tile, op_.name + ".acc", AllocationKind::activation, n * 2, RegionNeed::any);
+      cx_.add_call(call(KernelKind::reduce_add, red.tile, {{Dim::count, n}, {Dim::partials, kg}},
+                        {cx_.operand(red.parts, 0, n * 2 * kg), cx_.operand(acc, 0, n * 2)}));
+      out.blocks.push_back(Block{red.r0, red.rows, red.c0, red.cw, red.tile, acc, 0});
     }
-  cx.add_transfers(std::move(moves));
-  for (const Reduction& red : reductions) {
-    const std::uint32_t n = red.rows * red.cw;
-    const std::uint32_t acc = cx.allocate(red.tile, op.name + ".acc", AllocationKind::activation, n * 2, RegionNeed::any);
-    cx.add_call(call(KernelKind::reduce_add, red.tile, {{Dim::count, n}, {Dim::partials, kg}},
-                     {cx.operand(red.parts, 0, n * 2 * kg), cx.operand(acc, 0, n * 2)}));
-    out.blocks.push_back(Block{red.r0, red.rows, red.c0, red.cw, red.tile, acc, 0});
+    cx_.set_dist(op_.output, std::move(out));
   }
-  cx.set_dist(op.output, std::move(out));
-}
+
+  LoweringContext& cx_;
+  const Op& op_;
+  const Distribution& a_;
+  const int w_id_;
+  const bool fp8_;
+  const std::uint32_t esize_;
+  const GemmShape shape_;
+  const GemmGrid grid_;
+  std::vector<Cell> cells_;  // index (r * kg + k) * cg + c
+};
+
+}  // namespace
+
+void lower_gemm(LoweringContext& cx, const Op& op) { GemmLowering(cx, op).lower(); }
 
 void lower_elementwise(LoweringContext& cx, const Op& op) {
   const Distribution& in = cx.dist(op.inputs[0]);
@@ -254,112 +287,155 @@ void lower_layernorm(LoweringContext& cx, const Op& op) {
   cx.set_dist(op.output, std::move(out));
 }
 
+namespace {
+
 // Attention by head x query block x key block (docs/COMPILER.md): three supersteps with
-// the maxima all-gathered and the partial sums reduce-scattered in between.
-void lower_attention(LoweringContext& cx, const Op& op) {
-  const Distribution& q = cx.dist(op.inputs[0]);
-  const Distribution& kv = cx.dist(op.inputs[1]);
-  const std::uint32_t images = op.images, d = op.head_dim, heads = op.heads;
-  const std::uint32_t queries = op.shared_query ? q.rows : q.rows / images, keys = kv.rows / images;
-  const AttentionGrid grid =
-      plan_attention_grid(cx.machine, queries, keys, d, heads, std::max(1u, cx.tiles() / images), cx.options.pins, op.name);
-  cx.record_attention_key_block(op.attention_use, grid.key_block);
-  const std::uint32_t qbs = ceil_div(queries, grid.query_block), kbs = ceil_div(keys, grid.key_block);
+// the maxima all-gathered and the partial sums reduce-scattered in between. The steps run
+// in this order, which fixes allocation and transfer order.
+class AttentionLowering {
+ public:
+  AttentionLowering(LoweringContext& cx, const Op& op)
+      : cx_(cx), op_(op), q_(cx.dist(op.inputs[0])), kv_(cx.dist(op.inputs[1])), images_(op.images), d_(op.head_dim),
+        heads_(op.heads), queries_(op.shared_query ? q_.rows : q_.rows / images_), keys_(kv_.rows / images_),
+        grid_(plan_attention_grid(cx.machine, queries_, keys_, d_, heads_, std::max(1u, cx.tiles() / images_),
+                                  cx.options.pins, op.name)),
+        qbs_(ceil_div(queries_, grid_.query_block)), kbs_(ceil_div(keys_, grid_.key_block)) {
+    cx.record_attention_key_block(op.attention_use, grid_.key_block);
+  }
+
+  void lower() {
+    gather_q_k();
+    emit_scores();
+    share_maxima_and_gather_v();
+    emit_values();
+    combine();
+  }
+
+ private:
   struct Cell {
     std::uint32_t tile, r0, rows, j0, keys, h, qb, kb, image, q, k, v, scores, maxima, gathered, partial;
   };
-  std::vector<Cell> cells;
-  auto at = [&](std::uint32_t b, std::uint32_t h, std::uint32_t qb, std::uint32_t kb) -> Cell& {
-    return cells[((b * heads + h) * qbs + qb) * kbs + kb];
-  };
-  std::vector<Need> q_needs, k_needs, v_needs;
-  for (std::uint32_t b = 0; b < images; ++b)
-    for (std::uint32_t h = 0; h < heads; ++h)
-      for (std::uint32_t qb = 0; qb < qbs; ++qb)
-        for (std::uint32_t kb = 0; kb < kbs; ++kb) {
-          Cell c{};
-          c.tile = (((b * heads + h) * qbs + qb) * kbs + kb) % cx.tiles();
-          c.image = b;
-          c.h = h;
-          c.qb = qb;
-          c.kb = kb;
-          c.r0 = qb * grid.query_block;
-          c.rows = std::min(grid.query_block, queries - c.r0);
-          c.j0 = kb * grid.key_block;
-          c.keys = std::min(grid.key_block, keys - c.j0);
-          c.q = cx.allocate(c.tile, op.name + ".q", AllocationKind::activation, c.rows * d * 2, RegionNeed::any);
-          c.k = cx.allocate(c.tile, op.name + ".k", AllocationKind::activation, c.keys * d * 2, RegionNeed::any);
-          const std::uint32_t q_row = op.shared_query ? c.r0 : b * queries + c.r0;
-          q_needs.push_back(Need{c.tile, c.q, 0, q_row, c.rows, op.q_col + h * d, d});
-          k_needs.push_back(Need{c.tile, c.k, 0, b * keys + c.j0, c.keys, op.k_col + h * d, d});
-          cells.push_back(c);
-        }
-  std::vector<Transfer> transfers;
-  plan_transfers(q, q_needs, transfers);
-  plan_transfers(kv, k_needs, transfers);
-  cx.add_transfers(std::move(transfers));
+  Cell& at(std::uint32_t b, std::uint32_t h, std::uint32_t qb, std::uint32_t kb) {
+    return cells_[((b * heads_ + h) * qbs_ + qb) * kbs_ + kb];
+  }
 
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  for (Cell& c : cells) {
-    c.scores = cx.allocate(c.tile, op.name + ".scores", AllocationKind::scratch, c.rows * c.keys * 4, RegionNeed::any);
-    c.maxima = cx.allocate(c.tile, op.name + ".max", AllocationKind::scratch, c.rows * 4, RegionNeed::any);
-    KernelCall k = call(KernelKind::attention_scores, c.tile,
-                        {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d}},
-                        {cx.operand(c.q, 0, c.rows * d * 2), cx.operand(c.k, 0, c.keys * d * 2),
-                         cx.operand(c.scores, 0, c.rows * c.keys * 4), cx.operand(c.maxima, 0, c.rows * 4)});
-    k.param = scale;
-    cx.add_call(std::move(k));
+  void gather_q_k() {
+    std::vector<Need> q_needs, k_needs;
+    for (std::uint32_t b = 0; b < images_; ++b)
+      for (std::uint32_t h = 0; h < heads_; ++h)
+        for (std::uint32_t qb = 0; qb < qbs_; ++qb)
+          for (std::uint32_t kb = 0; kb < kbs_; ++kb) {
+            Cell c{};
+            c.tile = (((b * heads_ + h) * qbs_ + qb) * kbs_ + kb) % cx_.tiles();
+            c.image = b;
+            c.h = h;
+            c.qb = qb;
+            c.kb = kb;
+            c.r0 = qb * grid_.query_block;
+            c.rows = std::min(grid_.query_block, queries_ - c.r0);
+            c.j0 = kb * grid_.key_block;
+            c.keys = std::min(grid_.key_block, keys_ - c.j0);
+            c.q = cx_.allocate(c.tile, op_.name + ".q", AllocationKind::activation, c.rows * d_ * 2, RegionNeed::any);
+            c.k = cx_.allocate(c.tile, op_.name + ".k", AllocationKind::activation, c.keys * d_ * 2, RegionNeed::any);
+            const std::uint32_t q_row = op_.shared_query ? c.r0 : b * queries_ + c.r0;
+            q_needs.push_back(Need{c.tile, c.q, 0, q_row, c.rows, op_.q_col + h * d_, d_});
+            k_needs.push_back(Need{c.tile, c.k, 0, b * keys_ + c.j0, c.keys, op_.k_col + h * d_, d_});
+            cells_.push_back(c);
+          }
+    std::vector<Transfer> transfers;
+    plan_transfers(q_, q_needs, transfers);
+    plan_transfers(kv_, k_needs, transfers);
+    cx_.add_transfers(std::move(transfers));
   }
+
+  void emit_scores() {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d_));
+    for (Cell& c : cells_) {
+      c.scores = cx_.allocate(c.tile, op_.name + ".scores", AllocationKind::scratch, c.rows * c.keys * 4, RegionNeed::any);
+      c.maxima = cx_.allocate(c.tile, op_.name + ".max", AllocationKind::scratch, c.rows * 4, RegionNeed::any);
+      KernelCall k = call(KernelKind::attention_scores, c.tile,
+                          {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}},
+                          {cx_.operand(c.q, 0, c.rows * d_ * 2), cx_.operand(c.k, 0, c.keys * d_ * 2),
+                           cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.maxima, 0, c.rows * 4)});
+      k.param = scale;
+      cx_.add_call(std::move(k));
+    }
+  }
+
   // All-gather of the row maxima inside each (head, query block) group, and V.
-  for (Cell& c : cells) {
-    c.gathered = cx.allocate(c.tile, op.name + ".maxima", AllocationKind::scratch, kbs * c.rows * 4, RegionNeed::any);
-    c.v = cx.allocate(c.tile, op.name + ".v", AllocationKind::activation, c.keys * d * 2, RegionNeed::any);
-    v_needs.push_back(Need{c.tile, c.v, 0, c.image * keys + c.j0, c.keys, op.v_col + c.h * d, d});
+  void share_maxima_and_gather_v() {
+    std::vector<Need> v_needs;
+    for (Cell& c : cells_) {
+      c.gathered = cx_.allocate(c.tile, op_.name + ".maxima", AllocationKind::scratch, kbs_ * c.rows * 4, RegionNeed::any);
+      c.v = cx_.allocate(c.tile, op_.name + ".v", AllocationKind::activation, c.keys * d_ * 2, RegionNeed::any);
+      v_needs.push_back(Need{c.tile, c.v, 0, c.image * keys_ + c.j0, c.keys, op_.v_col + c.h * d_, d_});
+    }
+    std::vector<Transfer> moves;
+    for (const Cell& c : cells_) {
+      Transfer t;
+      t.source = Endpoint{c.tile, c.maxima, 0};
+      t.bytes = c.rows * 4;
+      for (std::uint32_t kb = 0; kb < kbs_; ++kb)
+        t.destinations.push_back(
+            Endpoint{at(c.image, c.h, c.qb, kb).tile, at(c.image, c.h, c.qb, kb).gathered, c.kb * c.rows * 4});
+      moves.push_back(std::move(t));
+    }
+    plan_transfers(kv_, v_needs, moves);
+    cx_.add_transfers(std::move(moves));
   }
-  std::vector<Transfer> moves;
-  for (const Cell& c : cells) {
-    Transfer t;
-    t.source = Endpoint{c.tile, c.maxima, 0};
-    t.bytes = c.rows * 4;
-    for (std::uint32_t kb = 0; kb < kbs; ++kb)
-      t.destinations.push_back(Endpoint{at(c.image, c.h, c.qb, kb).tile, at(c.image, c.h, c.qb, kb).gathered, c.kb * c.rows * 4});
-    moves.push_back(std::move(t));
+
+  void emit_values() {
+    for (Cell& c : cells_) {
+      c.partial = cx_.allocate(c.tile, op_.name + ".partial", AllocationKind::activation, c.rows * (d_ + 1) * 4,
+                               RegionNeed::any);
+      cx_.add_call(call(KernelKind::attention_values, c.tile,
+                        {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}, {Dim::key_blocks, kbs_}},
+                        {cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.gathered, 0, kbs_ * c.rows * 4),
+                         cx_.operand(c.v, 0, c.keys * d_ * 2), cx_.operand(c.partial, 0, c.rows * (d_ + 1) * 4)}));
+    }
   }
-  plan_transfers(kv, v_needs, moves);
-  cx.add_transfers(std::move(moves));
-  for (Cell& c : cells) {
-    c.partial = cx.allocate(c.tile, op.name + ".partial", AllocationKind::activation, c.rows * (d + 1) * 4, RegionNeed::any);
-    cx.add_call(call(KernelKind::attention_values, c.tile,
-                     {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d}, {Dim::key_blocks, kbs}},
-                     {cx.operand(c.scores, 0, c.rows * c.keys * 4), cx.operand(c.gathered, 0, kbs * c.rows * 4),
-                      cx.operand(c.v, 0, c.keys * d * 2), cx.operand(c.partial, 0, c.rows * (d + 1) * 4)}));
-  }
+
   // Reduce-scatter of the partials: tile kb' of a group combines row sub-block kb'.
-  const std::uint32_t out_rows_per_image = queries;
-  Distribution out{images * out_rows_per_image, heads * d, DType::f16, 0, {}};
-  struct Combine {
-    std::uint32_t tile, r0, rows, h, parts;
-  };
-  std::vector<Combine> combines;
-  std::vector<Transfer> partial_moves;
-  for (std::uint32_t b = 0; b < images; ++b)
-    for (std::uint32_t h = 0; h < heads; ++h)
-      for (std::uint32_t qb = 0; qb < qbs; ++qb) {
-        const Cell& head = at(b, h, qb, 0);
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> partials;
-        for (std::uint32_t kb = 0; kb < kbs; ++kb) partials.emplace_back(at(b, h, qb, kb).tile, at(b, h, qb, kb).partial);
-        for (const auto& part : scatter_rows(cx, op.name + ".partials", partials, head.rows, (d + 1) * 4, partial_moves))
-          combines.push_back(Combine{part.tile, b * out_rows_per_image + head.r0 + part.row0, part.rows, h, part.parts});
-      }
-  cx.add_transfers(std::move(partial_moves));
-  for (const Combine& cb : combines) {
-    const std::uint32_t o = cx.allocate(cb.tile, op.name + ".out", AllocationKind::activation, cb.rows * d * 2, RegionNeed::any);
-    cx.add_call(call(KernelKind::attention_combine, cb.tile,
-                     {{Dim::rows, cb.rows}, {Dim::head_dim, d}, {Dim::key_blocks, kbs}},
-                     {cx.operand(cb.parts, 0, cb.rows * (d + 1) * 4 * kbs), cx.operand(o, 0, cb.rows * d * 2)}));
-    out.blocks.push_back(Block{cb.r0, cb.rows, cb.h * d, d, cb.tile, o, 0});
+  void combine() {
+    Distribution out{images_ * queries_, heads_ * d_, DType::f16, 0, {}};
+    struct Combine {
+      std::uint32_t tile, r0, rows, h, parts;
+    };
+    std::vector<Combine> combines;
+    std::vector<Transfer> partial_moves;
+    for (std::uint32_t b = 0; b < images_; ++b)
+      for (std::uint32_t h = 0; h < heads_; ++h)
+        for (std::uint32_t qb = 0; qb < qbs_; ++qb) {
+          const Cell& head = at(b, h, qb, 0);
+          std::vector<std::pair<std::uint32_t, std::uint32_t>> partials;
+          for (std::uint32_t kb = 0; kb < kbs_; ++kb) partials.emplace_back(at(b, h, qb, kb).tile, at(b, h, qb, kb).partial);
+          for (const auto& part : scatter_rows(cx_, op_.name + ".partials", partials, head.rows, (d_ + 1) * 4, partial_moves))
+            combines.push_back(Combine{part.tile, b * queries_ + head.r0 + part.row0, part.rows, h, part.parts});
+        }
+    cx_.add_transfers(std::move(partial_moves));
+    for (const Combine& cb : combines) {
+      const std::uint32_t o = cx_.allocate(cb.tile, op_.name + ".out", AllocationKind::activation, cb.rows * d_ * 2,
+                                           RegionNeed::any);
+      cx_.add_call(call(KernelKind::attention_combine, cb.tile,
+                        {{Dim::rows, cb.rows}, {Dim::head_dim, d_}, {Dim::key_blocks, kbs_}},
+                        {cx_.operand(cb.parts, 0, cb.rows * (d_ + 1) * 4 * kbs_), cx_.operand(o, 0, cb.rows * d_ * 2)}));
+      out.blocks.push_back(Block{cb.r0, cb.rows, cb.h * d_, d_, cb.tile, o, 0});
+    }
+    cx_.set_dist(op_.output, std::move(out));
   }
-  cx.set_dist(op.output, std::move(out));
-}
+
+  LoweringContext& cx_;
+  const Op& op_;
+  const Distribution& q_;
+  const Distribution& kv_;
+  const std::uint32_t images_, d_, heads_, queries_, keys_;
+  const AttentionGrid grid_;
+  const std::uint32_t qbs_, kbs_;
+  std::vector<Cell> cells_;
+};
+
+}  // namespace
+
+void lower_attention(LoweringContext& cx, const Op& op) { AttentionLowering(cx, op).lower(); }
 
 }  // namespace tilevit::compiler
