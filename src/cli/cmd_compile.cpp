@@ -8,6 +8,7 @@
 #include "cli/model_options.hpp"
 #include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
+#include "compiler/plan_file.hpp"
 #include "compiler/program_walk.hpp"
 #include "compiler/distribution.hpp"
 #include "package/program_codec.hpp"
@@ -22,7 +23,7 @@ namespace {
 struct CompileCommand {
   ModelOptions model;
   ProfileFlags profiling;
-  std::string machine_file, package;
+  std::string machine_file, package, plan_file, write_plan;
   std::uint32_t stream_words = 1024;
   bool json = false, fuse_qkv = true, steps = false;
 
@@ -35,6 +36,8 @@ struct CompileCommand {
         ->capture_default_str();
     app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k, v)");
     app.add_option("--package", package, "output package file");
+    app.add_option("--plan", plan_file, "fix every GEMM and attention grid from this plan file (from --write-plan)");
+    app.add_option("--write-plan", write_plan, "write the grids the compiler used as a plan file (JSON)");
     profiling.add_to(app, false);
     app.add_flag("--json", json, "print one JSON object");
     app.add_flag("--steps", steps, "also list every superstep: estimated compute and exchange cycles, bytes");
@@ -48,8 +51,11 @@ struct CompileCommand {
     const model::ViTConfig config = model.config();
     const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
     progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers) for " + machine.name);
-    const compiler::CompiledModel compiled =
-        compiler::compile_model(graph, machine, compiler::CompileOptions{stream_words, profiling.options()});
+    compiler::CompileOptions options{stream_words, profiling.options()};
+    if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
+    const compiler::CompiledModel compiled = compiler::compile_model(graph, machine, options);
+    if (!write_plan.empty())
+      write_text_atomically(write_plan, compiler::plan_file_text({compiler::plan_target(config, machine), compiled.plan}));
     std::string sha;
     std::uint64_t package_bytes = 0;
     {
@@ -68,6 +74,8 @@ struct CompileCommand {
     j["machine"] = machine.name;
     j["profiling"] = profiling.enabled ? nlohmann::json(profiling.granularity) : nlohmann::json(false);
     j["compile_seconds"] = seconds;
+    if (!plan_file.empty()) j["plan"] = plan_file;
+    if (!write_plan.empty()) j["plan_written"] = write_plan;
     j["tiles_used"] = s.tiles_used;
     j["supersteps"] = s.supersteps;
     j["executed_supersteps"] = s.executed_supersteps;

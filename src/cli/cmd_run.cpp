@@ -18,6 +18,7 @@
 #include "cli/model_options.hpp"
 #include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
+#include "compiler/plan_file.hpp"
 #include "device/device.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
@@ -73,7 +74,7 @@ class DeviceLock {
 struct RunCommand {
   ModelOptions model;
   ProfileFlags profiling;
-  std::string machine_file, package_file, lock_file, out_dir = "tilevit-out", save_embeddings;
+  std::string machine_file, package_file, plan_file, lock_file, out_dir = "tilevit-out", save_embeddings;
   std::uint32_t stream_words = 1024;
   int inferences = 3;
   double lock_timeout = 60, threshold = 0.99;
@@ -84,6 +85,7 @@ struct RunCommand {
     app.add_option("--machine", machine_file, "machine description (default: the embedded C600)");
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words")->capture_default_str();
     app.add_option("--package", package_file, "run this package instead of compiling");
+    app.add_option("--plan", plan_file, "compile with every GEMM and attention grid from this plan file");
     app.add_option("--inferences", inferences, "resident calls (weights uploaded once)")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
@@ -154,6 +156,8 @@ struct RunCommand {
   };
   Loaded obtain_package(const compiler::ProfilingOptions& profiling_options) {
     if (!package_file.empty()) {
+      if (!plan_file.empty())
+        throw Error("--plan with --package: a package's grids are fixed when it is compiled (drop one)", kExitUsage);
       auto loaded = package::load_verified_package(package_file);
       check_profiling_flags(loaded.contents.program.profiling, profiling_options);
       return {std::move(loaded.contents), loaded.sha256, package_file, 0};
@@ -163,8 +167,9 @@ struct RunCommand {
     const auto config = model.config();
     progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
              std::to_string(config.batch) + ") for " + machine.name);
-    const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine,
-                                                  compiler::CompileOptions{stream_words, profiling_options});
+    compiler::CompileOptions options{stream_words, profiling_options};
+    if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
+    const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine, options);
     const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
     write_bytes_atomically(path, package::encode_package(compiled.executable).bytes());
     const double seconds = since(t0);

@@ -32,6 +32,7 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
   Lowered lowered = lower(graph, machine, lowering);
   CompiledModel out{Executable{machine, graph.config, lowered.numerics, graph.tensors, std::move(lowered.program),
                                std::move(lowered.bindings)},
+                    lowered.plan,
                     {},
                     {}};
   CompiledProgram& p = out.executable.program;

@@ -38,6 +38,7 @@ struct Executable {
 // The compiler's answer: the executable, and the figures of its placement.
 struct CompiledModel {
   Executable executable;
+  PlanPins plan;                        // the grid of every GEMM and attention op (plan_file.hpp)
   std::vector<TileMemoryStats> memory;  // per tile
   CompileStats stats;
 };

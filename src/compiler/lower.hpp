@@ -40,6 +40,7 @@ struct Lowered {
   model::NumericsConfig numerics;
   std::vector<HostBinding> bindings;
   std::vector<ElementConflict> conflicts_by_allocation;  // pairs of allocation indices (same tile)
+  PlanPins plan;  // the grid every GEMM and attention op used, pinned or chosen (a plan file's content)
 };
 
 Lowered lower(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options);

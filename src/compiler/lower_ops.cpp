@@ -67,6 +67,7 @@ class GemmLowering {
         shape_{a_.rows, cx.graph.tensor(w_id_).rows, cx.graph.tensor(w_id_).cols, fp8_},
         grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.pins, op.name)) {
     cx.record_gemm_inner_block(op.role, grid_.k_splits > 1 ? grid_.k_block : 0);
+    cx.record_gemm_grid(op.name, grid_);
   }
 
   void lower() {
@@ -301,6 +302,7 @@ class AttentionLowering {
                                   cx.options.pins, op.name)),
         qbs_(ceil_div(queries_, grid_.query_block)), kbs_(ceil_div(keys_, grid_.key_block)) {
     cx.record_attention_key_block(op.attention_use, grid_.key_block);
+    cx.record_attention_grid(op.name, grid_);
   }
 
   void lower() {

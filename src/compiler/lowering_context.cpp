@@ -190,6 +190,14 @@ void LoweringContext::record_attention_key_block(AttentionUse use, std::uint32_t
   (use == AttentionUse::map_pooling ? out_.numerics.map_attention_key_block : out_.numerics.attention_key_block) = key_block;
 }
 
+void LoweringContext::record_gemm_grid(const std::string& op_name, const GemmGrid& grid) {
+  out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits};
+}
+
+void LoweringContext::record_attention_grid(const std::string& op_name, const AttentionGrid& grid) {
+  out_.plan.attention[op_name] = AttentionBlocks{grid.query_block, grid.key_block};
+}
+
 void LoweringContext::record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block) {
   out_.numerics.inner_block[static_cast<int>(role)] = inner_block;
 }

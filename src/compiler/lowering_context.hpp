@@ -64,6 +64,9 @@ class LoweringContext {
   // Partitioning that changes rounding, recorded for the device-numerics reference.
   void record_attention_key_block(AttentionUse use, std::uint32_t key_block);
   void record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block);
+  // The grids used, per op: the plan `compile --write-plan` exports.
+  void record_gemm_grid(const std::string& op_name, const GemmGrid& grid);
+  void record_attention_grid(const std::string& op_name, const AttentionGrid& grid);
 
   void place_input();
   Lowered finish();

@@ -1,0 +1,115 @@
+#include "compiler/plan_file.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/error.hpp"
+
+namespace tilevit::compiler {
+namespace {
+
+using nlohmann::json;
+
+// A JSON object's keys must all be known: an unknown one is a typo the plan would ignore.
+void check_keys(const json& object, std::initializer_list<const char*> known, const std::string& where) {
+  if (!object.is_object()) throw Error(where + ": expected an object");
+  for (const auto& item : object.items()) {
+    bool ok = false;
+    for (const char* k : known) ok |= item.key() == k;
+    if (!ok) throw Error(where + ": unknown field \"" + item.key() + "\"");
+  }
+  for (const char* k : known)
+    if (!object.contains(k)) throw Error(where + ": missing field \"" + k + "\"");
+}
+
+std::uint32_t count_field(const json& object, const char* key, std::uint32_t max, const std::string& where) {
+  const json& v = object.at(key);
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() < 1 || v.get<std::uint64_t>() > max)
+    throw Error(where + "." + key + ": expected a whole number in 1.." + std::to_string(max) + ", not " + v.dump());
+  return static_cast<std::uint32_t>(v.get<std::uint64_t>());
+}
+
+std::string string_field(const json& object, const char* key, const std::string& where) {
+  const json& v = object.at(key);
+  if (!v.is_string() || v.get<std::string>().size() > 256) throw Error(where + "." + key + ": expected a short string");
+  return v.get<std::string>();
+}
+
+std::string describe(const PlanTarget& t) {
+  return t.model + " batch " + std::to_string(t.batch) + " on " + t.machine + " (" + std::to_string(t.tiles) + " tiles)";
+}
+
+}  // namespace
+
+PlanTarget plan_target(const model::ViTConfig& config, const target::MachineDescription& machine) {
+  return {config.name, static_cast<std::uint32_t>(config.batch), machine.name, machine.tiles};
+}
+
+std::string plan_file_text(const PlanFile& plan) {
+  json j;
+  j["tilevit_plan"] = kPlanFileVersion;
+  j["model"] = plan.target.model;
+  j["batch"] = plan.target.batch;
+  j["machine"] = plan.target.machine;
+  j["tiles"] = plan.target.tiles;
+  j["gemm"] = json::object();
+  for (const auto& [op, s] : plan.pins.gemm) j["gemm"][op] = {{"r", s.r}, {"k", s.k}, {"c", s.c}};
+  j["attention"] = json::object();
+  for (const auto& [op, b] : plan.pins.attention)
+    j["attention"][op] = {{"query_block", b.query_block}, {"key_block", b.key_block}};
+  return j.dump(1) + "\n";
+}
+
+PlanFile parse_plan_file(const std::string& text, const std::string& source, std::uint32_t max_split) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(source + ": not a plan file (" + std::string(e.what()) + ")");
+  }
+  try {
+    check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
+    if (j.at("tilevit_plan") != kPlanFileVersion)
+      throw Error(source + ": tilevit_plan " + j.at("tilevit_plan").dump() + " is not version " +
+                  std::to_string(kPlanFileVersion));
+    PlanFile plan;
+    plan.target = {string_field(j, "model", source), count_field(j, "batch", 1u << 16, source),
+                   string_field(j, "machine", source), count_field(j, "tiles", 1u << 24, source)};
+    for (const auto& [op, v] : j.at("gemm").items()) {
+      const std::string where = source + ": gemm." + op;
+      check_keys(v, {"r", "k", "c"}, where);
+      plan.pins.gemm[op] = {count_field(v, "r", max_split, where), count_field(v, "k", max_split, where),
+                            count_field(v, "c", max_split, where)};
+    }
+    for (const auto& [op, v] : j.at("attention").items()) {
+      const std::string where = source + ": attention." + op;
+      check_keys(v, {"query_block", "key_block"}, where);
+      plan.pins.attention[op] = {count_field(v, "query_block", max_split, where),
+                                 count_field(v, "key_block", max_split, where)};
+    }
+    return plan;
+  } catch (const json::exception& e) {
+    throw Error(source + ": " + e.what());
+  }
+}
+
+PlanFile read_plan_file(const std::string& path, const PlanTarget& expected) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(path + ": cannot read the plan file: " + ec.message());
+  if (size > kMaxPlanFileBytes)
+    throw Error(path + ": " + std::to_string(size) + " B is larger than a plan file can be (" +
+                std::to_string(kMaxPlanFileBytes) + " B)");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) throw Error(path + ": cannot read the plan file");
+  PlanFile plan = parse_plan_file(text.str(), path, 1u << 20);
+  if (!(plan.target == expected))
+    throw Error(path + ": a plan for " + describe(plan.target) + ", not for " + describe(expected));
+  return plan;
+}
+
+}  // namespace tilevit::compiler

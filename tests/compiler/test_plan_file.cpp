@@ -1,0 +1,82 @@
+// Plan files: the text round-trips, and every malformed or foreign plan is rejected naming
+// the file and the field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/plan_file.hpp"
+#include "small_model.hpp"
+#include "support/error.hpp"
+
+using namespace tilevit;
+
+namespace {
+
+compiler::PlanFile small_plan() {
+  const auto compiled = test_support::compile_small();
+  return {compiler::plan_target(compiled.executable.config, target::test16()), compiled.plan};
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    compiler::parse_plan_file(text, "p.json", 64);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(PlanFile, TheCompilersPlanRoundTripsAndRebuildsTheSameProgram) {
+  const auto plan = small_plan();
+  EXPECT_FALSE(plan.pins.gemm.empty());
+  EXPECT_EQ(plan.pins.attention.size(), 2u);  // the encoder's and the MAP head's
+  const auto back = compiler::parse_plan_file(compiler::plan_file_text(plan), "p.json", 64);
+  EXPECT_EQ(back.target, plan.target);
+  EXPECT_EQ(compiler::plan_file_text(back), compiler::plan_file_text(plan));
+  compiler::CompileOptions pinned;
+  pinned.pins = back.pins;
+  const auto again = test_support::compile_small(2, pinned);
+  EXPECT_EQ(again.stats.estimated_cycles, test_support::compile_small().stats.estimated_cycles);
+  EXPECT_EQ(again.executable.program.allocations.size(), test_support::compile_small().executable.program.allocations.size());
+}
+
+TEST(PlanFile, MalformedPlansNameTheField) {
+  const std::string head = R"({"tilevit_plan": 1, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )";
+  EXPECT_NE(error_of("not json").find("p.json: not a plan file"), std::string::npos);
+  EXPECT_NE(error_of(head + R"("gemm": {}, "attention": {}, "extra": 1})").find("unknown field \"extra\""), std::string::npos);
+  EXPECT_NE(error_of(head + R"("gemm": {}})").find("missing field \"attention\""), std::string::npos);
+  EXPECT_NE(error_of(head + R"("gemm": {"layer.qkv": {"r": 0, "k": 1, "c": 1}}, "attention": {}})")
+                .find("gemm.layer.qkv.r: expected a whole number in 1..64"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("gemm": {"layer.qkv": {"r": 1e30, "k": 1, "c": 1}}, "attention": {}})").find(".r: expected"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"("gemm": {}, "attention": {"a": {"query_block": 4}}})").find("missing field \"key_block\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, "gemm": {},)"
+                     R"( "attention": {}})")
+                .find("is not version 1"),
+            std::string::npos);
+}
+
+TEST(PlanFile, APlanForAnotherModelOrMachineIsRejected) {
+  const auto plan = small_plan();
+  const auto path = std::filesystem::temp_directory_path() / ("tilevit_plan_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << compiler::plan_file_text(plan);
+  EXPECT_NO_THROW(compiler::read_plan_file(path.string(), plan.target));
+  auto other = plan.target;
+  other.batch = 2;
+  try {
+    compiler::read_plan_file(path.string(), other);
+    ADD_FAILURE() << "a plan for batch 1 accepted for batch 2";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a plan for small batch 1 on test16 (16 tiles), not for small batch 2"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(compiler::read_plan_file(path.string(), plan.target), Error);  // missing file
+}
