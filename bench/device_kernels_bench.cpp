@@ -112,6 +112,100 @@ void attention_values(benchmark::State& state) {
 }
 BENCHMARK(attention_values)->ComputeStatistics("min", minimum);
 
+void attention_combine(benchmark::State& state) {
+  const int rows = 32, d = 72, blocks = static_cast<int>(state.range(0));
+  const auto parts = random_fp16(static_cast<std::size_t>(blocks) * rows * (d + 1), 7);
+  std::vector<float> out(rows * d);
+  for (auto _ : state) {
+    device_attention_combine(parts.data(), blocks, rows, d, out.data(), d);
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(attention_combine)->Arg(2)->ComputeStatistics("min", minimum);
+
+// The element-wise kernels on 24 rows of the encoder's widths (1,152; the MLP's 4,304).
+constexpr int kRows = 24, kWidth = 1152, kMlpWidth = 4304;
+
+void layernorm_rows(benchmark::State& state) {
+  const auto x = random_fp16(kRows * kWidth, 8), gamma = random_fp16(kWidth, 9), beta = random_fp16(kWidth, 10);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    for (int r = 0; r < kRows; ++r)
+      device_layernorm_row(x.data() + r * kWidth, gamma.data(), beta.data(), y.data() + r * kWidth, kWidth, 1e-6f);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kRows * kWidth);
+}
+BENCHMARK(layernorm_rows)->ComputeStatistics("min", minimum);
+
+void gelu(benchmark::State& state) {
+  const auto x = random_fp16(kRows * kMlpWidth, 11);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    device_gelu(x.data(), y.data(), y.size());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kRows * kMlpWidth);
+}
+BENCHMARK(gelu)->ComputeStatistics("min", minimum);
+
+std::vector<std::uint16_t> random_fp16_bits(std::size_t n, std::uint32_t seed) {
+  const auto values = random_fp16(n, seed);
+  std::vector<std::uint16_t> bits(n);
+  to_fp16_bits(values.data(), bits.data(), n);
+  return bits;
+}
+
+// range(0) = 1: the binary16 form (the device model's), 0: the float form (the reference's).
+void add_rows(benchmark::State& state) {
+  const std::size_t n = kRows * kWidth;
+  const auto a = random_fp16(n, 12), b = random_fp16(n, 13);
+  const auto a_bits = random_fp16_bits(n, 12), b_bits = random_fp16_bits(n, 13);
+  std::vector<float> out(n);
+  std::vector<std::uint16_t> out_bits(n);
+  for (auto _ : state) {
+    if (state.range(0) != 0)
+      device_add_fp16(a_bits.data(), b_bits.data(), out_bits.data(), n);
+    else
+      device_add(a.data(), b.data(), out.data(), n);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::DoNotOptimize(out_bits.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(add_rows)->Arg(0)->Arg(1)->ComputeStatistics("min", minimum);
+
+// Three partial sums of a split inner dimension; range(0) as for add_rows.
+void reduce_add_rows(benchmark::State& state) {
+  const std::size_t n = kRows * kWidth;
+  const int parts = 3;
+  const auto partials = random_fp16(n * parts, 14);
+  const auto partial_bits = random_fp16_bits(n * parts, 14);
+  std::vector<float> out(n);
+  std::vector<std::uint16_t> out_bits(n);
+  for (auto _ : state) {
+    if (state.range(0) != 0)
+      device_reduce_add_fp16(partial_bits.data(), parts, n, out_bits.data());
+    else
+      device_reduce_add(partials.data(), parts, n, out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::DoNotOptimize(out_bits.data());
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(reduce_add_rows)->Arg(0)->Arg(1)->ComputeStatistics("min", minimum);
+
+// One attention row of 183 keys (the softmax kernel and its exp).
+void softmax_row(benchmark::State& state) {
+  const auto scores = random_fp16(183, 15);
+  std::vector<float> s(scores.size());
+  for (auto _ : state) {
+    s = scores;
+    benchmark::DoNotOptimize(device_softmax_row(s.data(), 183, 0.1178511f));
+  }
+}
+BENCHMARK(softmax_row)->ComputeStatistics("min", minimum);
+
 }  // namespace
 
 BENCHMARK_MAIN();

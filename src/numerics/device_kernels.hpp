@@ -5,10 +5,14 @@
 // their decoded (exact) values.
 //
 // Every output element is computed by one sequential loop in a fixed order, so results
-// do not depend on vectorisation, blocking or the number of threads.
+// do not depend on vectorisation, blocking or the number of threads. The scalar forms in
+// device_kernels_scalar.cpp are the definitions; the AVX2 and AVX-512 forms give their
+// bits, and kernel_path() (kernel_path.hpp) chooses among them.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "numerics/kernel_path.hpp"
 
 namespace tilevit::numerics {
 
@@ -44,27 +48,20 @@ struct DeviceGemm {
   bool a_transposed = false;
 };
 
-// Runs in parallel over column strips (OpenMP) unless called inside a parallel region.
+// The vector paths run big GEMMs in parallel over column strips (OpenMP) unless called
+// inside a parallel region.
 void device_gemm(const DeviceGemm& g);
 // A buffer of at least n floats in `storage` that starts on a 64 B cache line: the
 // GEMMs load B a whole vector at a time, and with malloc's 16 B alignment every such load
-// was split across two lines (3-10% of a GEMM call).
+// would straddle two lines.
 float* line_aligned(std::vector<float>& storage, std::size_t n);
-// Which instruction set device_gemm, the attention kernels' passes, exp and GELU use
-// (automatic: AVX-512 if the CPU has it, else AVX2). All give identical results; tests
-// force each one to check that.
-enum class GemmPath { automatic, avx512, avx2, scalar };
-void force_gemm_path(GemmPath path);
-// The path in effect: the forced one (AVX2 instead of AVX-512 on a CPU without it), else
-// AVX-512 if the CPU has it, else AVX2. Never `automatic`.
-GemmPath gemm_path();
 
 // out[i] = fp16(sum_p partials[p][i]) summed in FP32, p ascending: the reduction of a
 // GEMM whose inner dimension was split over tiles.
 void device_reduce_add(const float* partials, int count_partials, std::size_t count, float* out);
 // The same on FP16 bits in and out (the device model's form: tile memory holds binary16):
-// out_bits = fp16 bits of device_reduce_add(decoded partials). Decodes and sums 32
-// elements at a time in registers, so no decoded copy of the partials is made.
+// out_bits = fp16 bits of device_reduce_add(decoded partials). The vector forms decode
+// and sum in registers, so no decoded copy of the partials is made.
 void device_reduce_add_fp16(const std::uint16_t* partials, int count_partials, std::size_t count, std::uint16_t* out);
 
 // out[i] = fp16(a[i] + b[i]): bias add, residual add, position embedding.
@@ -95,7 +92,7 @@ void device_attention_values(const float* scores, float* probabilities, const fl
 // l = sum_b l_b, o = sum_b o_b (FP32), out = fp16(o / l).
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo);
 
-// out[i] = device_exp(x[i] - subtract), 8 lanes at a time (bit for bit the scalar).
+// out[i] = device_exp(x[i] - subtract).
 void device_exp_array(const float* x, float subtract, float* out, std::size_t count);
 
 // Softmax state for one attention row, in place: s[j] <- fp16(exp(s[j]*scale - max)),

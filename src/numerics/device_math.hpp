@@ -7,8 +7,8 @@
 
 namespace tilevit::numerics {
 
-// device_exp's constants, shared with its vector forms (device_kernels.cpp), which must
-// compute the same operations on them.
+// device_exp's constants, shared with its vector forms (device_kernels_avx2.cpp,
+// device_kernels_avx512.cpp), which must compute the same operations on them.
 inline constexpr float kExpClampAbove = 88.0f;
 inline constexpr float kExpFlushBelow = -87.0f;  // below the smallest normal: flush (the device does too)
 inline constexpr float kExpLog2e = 1.44269504088896341f;

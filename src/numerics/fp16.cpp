@@ -1,6 +1,6 @@
 #include "numerics/fp16.hpp"
 
-#include "numerics/cpu.hpp"
+#include "numerics/kernel_path.hpp"
 
 namespace tilevit::numerics {
 namespace {
@@ -58,37 +58,38 @@ TV_AVX512 void from_bits_rows_512(const std::uint16_t* in, std::size_t in_stride
 
 }  // namespace
 
+// Each conversion on the lanes of the path in effect (kernel_path.hpp): whole vectors, then
+// the scalar conversion for the rest.
 void round_fp16(float* data, std::size_t count) {
-  if (has_avx512()) return round_512(data, count);
+  const KernelPath path = kernel_path();
+  if (path == KernelPath::avx512) return round_512(data, count);
   std::size_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(data + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm256_storeu_ps(data + i, _mm256_cvtph_ps(half));
-  }
+  for (; path == KernelPath::avx2 && i + 8 <= count; i += 8)
+    _mm256_storeu_ps(data + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(data + i), kRound)));
   for (; i < count; ++i) data[i] = round_fp16(data[i]);
 }
 
 void to_fp16_bits(const float* in, std::uint16_t* out, std::size_t count) {
-  if (has_avx512()) return to_bits_512(in, out, count);
+  const KernelPath path = kernel_path();
+  if (path == KernelPath::avx512) return to_bits_512(in, out, count);
   std::size_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), half);
-  }
+  for (; path == KernelPath::avx2 && i + 8 <= count; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), kRound));
   for (; i < count; ++i) out[i] = fp16_bits(in[i]);
 }
 
 void from_fp16_bits(const std::uint16_t* in, float* out, std::size_t count) {
-  if (has_avx512()) return from_bits_512(in, out, count);
+  const KernelPath path = kernel_path();
+  if (path == KernelPath::avx512) return from_bits_512(in, out, count);
   std::size_t i = 0;
-  for (; i + 8 <= count; i += 8)
+  for (; path == KernelPath::avx2 && i + 8 <= count; i += 8)
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
   for (; i < count; ++i) out[i] = fp16_value(in[i]);
 }
 
 void from_fp16_bits_rows(const std::uint16_t* in, std::size_t in_stride, float* out, std::size_t out_stride, std::size_t rows,
                          std::size_t cols) {
-  if (has_avx512()) return from_bits_rows_512(in, in_stride, out, out_stride, rows, cols);
+  if (kernel_path() == KernelPath::avx512) return from_bits_rows_512(in, in_stride, out, out_stride, rows, cols);
   for (std::size_t r = 0; r < rows; ++r) from_fp16_bits(in + r * in_stride, out + r * out_stride, cols);
 }
 

@@ -15,6 +15,8 @@ inline std::uint16_t fp16_bits(float x) {
 inline float fp16_value(std::uint16_t bits) { return _cvtsh_ss(bits); }
 inline float round_fp16(float x) { return fp16_value(fp16_bits(x)); }
 
+// The bulk forms, on the lanes of kernel_path() (kernel_path.hpp); each element equals
+// the scalar conversion above.
 // In place: every element rounded to the nearest binary16 value (overflow -> +-inf).
 void round_fp16(float* data, std::size_t count);
 void to_fp16_bits(const float* in, std::uint16_t* out, std::size_t count);

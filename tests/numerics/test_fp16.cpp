@@ -3,9 +3,15 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernel_path_test.hpp"
 #include "numerics/fp16.hpp"
 
 using namespace tilevit::numerics;
+
+namespace {
+// The bulk conversions run on every kernel path.
+using Fp16Bulk = tilevit::numerics::testing::KernelPathTest;
+}  // namespace
 
 TEST(Fp16, KnownBits) {
   EXPECT_EQ(fp16_bits(1.0f), 0x3C00);
@@ -33,7 +39,7 @@ TEST(Fp16, AllHalfValuesRoundTrip) {
   }
 }
 
-TEST(Fp16, BulkMatchesScalar) {
+TEST_P(Fp16Bulk, MatchesScalar) {
   std::vector<float> v;
   for (int i = 0; i < 1003; ++i) v.push_back(std::sin(i * 0.37f) * std::ldexp(1.0f, (i % 40) - 20));
   auto bulk = v;
@@ -48,11 +54,11 @@ TEST(Fp16, BulkMatchesScalar) {
   }
 }
 
-// The bulk conversions (16 lanes with AVX-512, 8 with F16C, masked or scalar tails) give
+// The bulk conversions (16 lanes with AVX-512, 8 with AVX2, masked or scalar tails) give
 // the scalar conversion's bits for every binary16 pattern and for floats across the whole
 // range (NaN, infinities, overflow, subnormals, ties), at every tail length, and write
 // nothing beyond `count`.
-TEST(Fp16, BulkEqualsScalarBitForBitAtEveryLength) {
+TEST_P(Fp16Bulk, EqualsScalarBitForBitAtEveryLength) {
   std::vector<std::uint16_t> halves(65536);
   for (std::size_t i = 0; i < halves.size(); ++i) halves[i] = static_cast<std::uint16_t>(i);
   std::vector<float> decoded(halves.size() + 1, -3.0f);
@@ -90,7 +96,7 @@ TEST(Fp16, BulkEqualsScalarBitForBitAtEveryLength) {
 
 // Strided rows (attention_values' V with rows padded to cache lines): each row converts as
 // one from_fp16_bits of it, and the padding between output rows is never written.
-TEST(Fp16, RowsEqualPerRowConversionAndKeepThePadding) {
+TEST_P(Fp16Bulk, RowsEqualPerRowConversionAndKeepThePadding) {
   for (std::size_t cols : {std::size_t(1), std::size_t(8), std::size_t(16), std::size_t(17), std::size_t(72)}) {
     const std::size_t rows = 5, in_stride = cols + 3, out_stride = (cols + 15) / 16 * 16 + 16;
     std::vector<std::uint16_t> in(rows * in_stride);
@@ -105,3 +111,5 @@ TEST(Fp16, RowsEqualPerRowConversionAndKeepThePadding) {
     }
   }
 }
+
+TILEVIT_TEST_EVERY_KERNEL_PATH(Fp16Bulk);
