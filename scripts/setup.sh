@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what tilevit needs from Debian 12 (idempotent) and builds it into ./build.
-# Usage: bash scripts/setup.sh [--no-build]
+# Usage: bash scripts/setup.sh [--no-build | --fuzz]  (--fuzz: only what scripts/fuzz.sh adds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,22 +15,32 @@ command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 # ocl-icd-opencl-dev: Debian builds oneDNN with the OpenCL GPU runtime, so its CMake
 # package looks for OpenCL (only a Recommends of libdnnl-dev).
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+# Installs those of the given Debian packages that are not installed yet.
+install_missing() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
   echo "setup: installing ${missing[*]}" >&2
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  local SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+}
+install_missing "${packages[@]}"
 
 # The browser tests' node packages (playwright-core, pinned in tests/browser/package-lock.json;
 # it never downloads a browser: the tests use /usr/bin/chromium). Skipped when up to date.
 lock=tests/browser/package-lock.json
 if [ ! -f tests/browser/node_modules/.package-lock.json ] || [ "$lock" -nt tests/browser/node_modules/.package-lock.json ]; then
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix tests/browser --no-audit --no-fund
+fi
+
+# The fuzz step only (scripts/fuzz.sh): clang-14 with its sanitizer and libFuzzer
+# runtimes, and LLVM's OpenMP for clang.
+if [ "${1:-}" = "--fuzz" ]; then
+  install_missing clang-14 libclang-rt-14-dev libomp-14-dev
+  exit 0
 fi
 
 [ "${1:-}" = "--no-build" ] && exit 0

@@ -31,6 +31,8 @@ namespace tilevit::formats {
 namespace {
 
 constexpr std::uintmax_t kMaxImageFileBytes = std::uintmax_t{1} << 30;  // 1 GiB
+constexpr png_alloc_size_t kMaxPngChunkBytes = 8'000'000;  // libpng's documented default
+constexpr png_uint_32 kMaxPngChunks = 1000;                // ancillary chunks kept (text, sPLT, unknown)
 constexpr std::uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
 constexpr std::uint8_t kJpegMagic[3] = {0xFF, 0xD8, 0xFF};
 constexpr char kNpyMagic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
@@ -147,6 +149,10 @@ bool png_decode_raw(DecodeContext* ctx) {
     return false;
   }
   png_set_read_fn(png, ctx, png_read_handler);
+  // libpng's own limits: the header's dimensions and every ancillary chunk it inflates.
+  png_set_user_limits(png, kMaxImageSide, kMaxImageSide);
+  png_set_chunk_malloc_max(png, kMaxPngChunkBytes);
+  png_set_chunk_cache_max(png, kMaxPngChunks);
   png_read_info(png, info);
 
   const png_uint_32 width = png_get_image_width(png, info);
@@ -198,14 +204,29 @@ struct JpegContext {
   DecodeContext* base = nullptr;
   jpeg_decompress_struct cinfo{};  // zeroed: jpeg_destroy_decompress is safe even if create failed
   jpeg_error_mgr err{};
+  jpeg_progress_mgr progress{};
   std::jmp_buf jump{};
 };
 
+// Each scan of a progressive file is a pass over the whole image: without a bound, a
+// small file of many empty scans keeps the decoder busy for minutes (libjpeg-turbo's
+// djpeg -maxscans guards the same way).
+constexpr int kMaxJpegScans = 1000;
+
 [[noreturn]] void jpeg_error_handler(j_common_ptr cinfo) {
   auto* ctx = static_cast<JpegContext*>(cinfo->client_data);
-  char text[JMSG_LENGTH_MAX];
-  (*cinfo->err->format_message)(cinfo, text);
-  set_message(ctx->base, text);
+  const int code = cinfo->err->msg_code;
+  if (cinfo->is_decompressor && (code == JERR_NO_BACKING_STORE || code == JERR_OUT_OF_MEMORY)) {  // over the cap
+    const auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+    std::snprintf(ctx->base->message, sizeof ctx->base->message,
+                  "image size %ux%u (%d components%s) needs more than the decoding limit of %lld MiB",
+                  d->image_width, d->image_height, d->num_components, d->progressive_mode ? ", progressive" : "",
+                  static_cast<long long>(kMaxDecodeBytes >> 20));
+  } else {
+    char text[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, text);
+    set_message(ctx->base, text);
+  }
   std::longjmp(ctx->jump, 1);
 }
 
@@ -217,18 +238,28 @@ void jpeg_emit_handler(j_common_ptr cinfo, int level) {
 
 void jpeg_output_handler(j_common_ptr) {}
 
+void jpeg_progress_handler(j_common_ptr cinfo) {
+  const auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->input_scan_number <= kMaxJpegScans) return;
+  auto* ctx = static_cast<JpegContext*>(cinfo->client_data);
+  std::snprintf(ctx->base->message, sizeof ctx->base->message, "more than %d scans", kMaxJpegScans);
+  std::longjmp(ctx->jump, 1);
+}
+
 bool jpeg_decode_raw(JpegContext* jc) {
   DecodeContext* ctx = jc->base;
   jc->cinfo.err = jpeg_std_error(&jc->err);
   jc->err.error_exit = jpeg_error_handler;
   jc->err.emit_message = jpeg_emit_handler;
   jc->err.output_message = jpeg_output_handler;
+  jc->progress.progress_monitor = jpeg_progress_handler;
   jc->cinfo.client_data = jc;
   if (setjmp(jc->jump)) {
     jpeg_destroy_decompress(&jc->cinfo);
     return false;
   }
   jpeg_create_decompress(&jc->cinfo);
+  jc->cinfo.progress = &jc->progress;
   jpeg_mem_src(&jc->cinfo, ctx->data, static_cast<unsigned long>(ctx->size));
   jpeg_read_header(&jc->cinfo, TRUE);
 
@@ -253,6 +284,10 @@ bool jpeg_decode_raw(JpegContext* jc) {
     jpeg_destroy_decompress(&jc->cinfo);
     return false;
   }
+  // libjpeg's own buffers (a progressive or multi-scan file keeps every coefficient of
+  // the image) get what the decode budget leaves after our samples and the RGB copy.
+  const std::uint64_t our_bytes = width * height * (components + (components == 3 ? 0 : 3));
+  jc->cinfo.mem->max_memory_to_use = static_cast<long>(kMaxDecodeBytes - static_cast<std::int64_t>(our_bytes));
   jpeg_start_decompress(&jc->cinfo);
   const int out_components = jc->cinfo.output_components;
   const std::size_t row_bytes = std::size_t{jc->cinfo.output_width} * out_components;

@@ -17,9 +17,12 @@ struct RgbImage {
   std::vector<std::uint8_t> pixels;  // RGB interleaved, row-major, width * height * 3 bytes
 };
 
-// Decode limits, checked from the header before any pixel buffer is allocated.
+// Decode limits, checked from the header before any pixel buffer is allocated. The pixel
+// limit is Pillow's MAX_IMAGE_PIXELS (its decompression-bomb threshold); with it and a cap
+// on libjpeg's own buffers, no input needs more than kMaxDecodeBytes to decode.
 inline constexpr int kMaxImageSide = 32768;
-inline constexpr std::int64_t kMaxImagePixels = 200'000'000;
+inline constexpr std::int64_t kMaxImagePixels = 89'478'485;
+inline constexpr std::int64_t kMaxDecodeBytes = std::int64_t{1} << 30;
 
 // Decodes PNG or JPEG chosen by the magic bytes (not the extension) and converts like
 // Pillow's convert("RGB"): grey -> RGB, palette -> RGB, alpha and tRNS dropped (not

@@ -37,8 +37,9 @@ void ViTConfig::validate() const {
   if (image_size < patch || image_size % patch != 0) fail("image_size", image_size, "must be a multiple of the patch size");
   if (resize_size < image_size || resize_size > 4096) fail("resize_size", resize_size, "must be in [image_size, 4096]");
   if (head_dim < 1 || head_dim > 512) fail("head_dim", head_dim, "must be in [1, 512]");
-  if (heads < 1 || heads * head_dim != width) fail("heads", heads, "heads x head_dim must equal width");
   if (width < 1 || width > 16384) fail("width", width, "must be in [1, 16384]");
+  // In 64 bits: a crafted heads value must not wrap heads x head_dim back to width.
+  if (heads < 1 || std::int64_t{heads} * head_dim != width) fail("heads", heads, "heads x head_dim must equal width");
   if (mlp < 1 || mlp > 65536) fail("mlp", mlp, "must be in [1, 65536]");
   if (max_layers < 1 || max_layers > 1024) fail("max_layers", max_layers, "must be in [1, 1024]");
   if (layers < 1 || layers > max_layers)

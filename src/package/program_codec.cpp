@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/error.hpp"
+#include "support/json_number.hpp"
 
 namespace tilevit::package {
 namespace {
@@ -153,36 +154,36 @@ Executable decode_package(const Container& c) {
     const auto& cfg = j.at("config");
     model::ViTConfig& m = out.config;
     m.name = cfg.at("name").get<std::string>();
-    m.resize_size = cfg.at("resize_size").get<int>();
-    m.image_size = cfg.at("image_size").get<int>();
-    m.patch = cfg.at("patch").get<int>();
-    m.channels = cfg.at("channels").get<int>();
-    m.width = cfg.at("width").get<int>();
-    m.heads = cfg.at("heads").get<int>();
-    m.head_dim = cfg.at("head_dim").get<int>();
-    m.mlp = cfg.at("mlp").get<int>();
-    m.layers = cfg.at("layers").get<int>();
-    m.max_layers = cfg.at("max_layers").get<int>();
-    m.batch = cfg.at("batch").get<int>();
-    m.layer_norm_eps = cfg.at("layer_norm_eps").get<float>();
+    m.resize_size = json_integer<int>(cfg.at("resize_size"), "config.resize_size");
+    m.image_size = json_integer<int>(cfg.at("image_size"), "config.image_size");
+    m.patch = json_integer<int>(cfg.at("patch"), "config.patch");
+    m.channels = json_integer<int>(cfg.at("channels"), "config.channels");
+    m.width = json_integer<int>(cfg.at("width"), "config.width");
+    m.heads = json_integer<int>(cfg.at("heads"), "config.heads");
+    m.head_dim = json_integer<int>(cfg.at("head_dim"), "config.head_dim");
+    m.mlp = json_integer<int>(cfg.at("mlp"), "config.mlp");
+    m.layers = json_integer<int>(cfg.at("layers"), "config.layers");
+    m.max_layers = json_integer<int>(cfg.at("max_layers"), "config.max_layers");
+    m.batch = json_integer<int>(cfg.at("batch"), "config.batch");
+    m.layer_norm_eps = json_real<float>(cfg.at("layer_norm_eps"), "config.layer_norm_eps");
     const auto& roles = j.at("numerics").at("roles");
     if (roles.size() != model::kGemmRoleCount) throw Error("wrong number of GEMM roles");
     for (int i = 0; i < model::kGemmRoleCount; ++i) {
       out.numerics.roles[i].fp8 = roles[i].at("fp8").get<bool>();
-      out.numerics.roles[i].scale = roles[i].at("scale").get<int>();
-      out.numerics.inner_block[i] = roles[i].at("inner_block").get<std::uint32_t>();
+      out.numerics.roles[i].scale = json_integer<int>(roles[i].at("scale"), "numerics.roles.scale");
+      out.numerics.inner_block[i] = json_integer<std::uint32_t>(roles[i].at("inner_block"), "numerics.roles.inner_block");
     }
-    out.numerics.attention_key_block = j.at("numerics").at("attention_key_block").get<std::uint32_t>();
-    out.numerics.map_attention_key_block = j.at("numerics").at("map_attention_key_block").get<std::uint32_t>();
-    out.program.loop_begin = j.at("loop").at("begin").get<std::uint32_t>();
-    out.program.loop_end = j.at("loop").at("end").get<std::uint32_t>();
-    out.program.loop_count = j.at("loop").at("count").get<std::uint32_t>();
-    out.program.exchange_stream_words = j.at("exchange_stream_words").get<std::uint32_t>();
+    out.numerics.attention_key_block = json_integer<std::uint32_t>(j.at("numerics").at("attention_key_block"), "numerics.attention_key_block");
+    out.numerics.map_attention_key_block = json_integer<std::uint32_t>(j.at("numerics").at("map_attention_key_block"), "numerics.map_attention_key_block");
+    out.program.loop_begin = json_integer<std::uint32_t>(j.at("loop").at("begin"), "loop.begin");
+    out.program.loop_end = json_integer<std::uint32_t>(j.at("loop").at("end"), "loop.end");
+    out.program.loop_count = json_integer<std::uint32_t>(j.at("loop").at("count"), "loop.count");
+    out.program.exchange_stream_words = json_integer<std::uint32_t>(j.at("exchange_stream_words"), "exchange_stream_words");
     if (j.contains("profiling")) {
       const auto& prof = j.at("profiling");
       out.program.profiling.enabled = true;
       out.program.profiling.detail.granularity = granularity_from_string(prof.at("granularity").get<std::string>());
-      out.program.profiling.detail.iterations_in_detail = prof.at("iterations_in_detail").get<std::uint32_t>();
+      out.program.profiling.detail.iterations_in_detail = json_integer<std::uint32_t>(prof.at("iterations_in_detail"), "profiling.iterations_in_detail");
     }
   } catch (const nlohmann::json::exception& e) {
     throw Error(c.name() + ": section \"model\": " + e.what());
@@ -256,7 +257,13 @@ Executable decode_package(const Container& c) {
       x.bytes = r.read_u32();
       x.source_layer_stride = r.read_u32();
       x.wave = r.read_u32();
+      // Waves are dense and in order (0, 0, 1, 2, 2, ...), so `waves` is bounded by the
+      // transfers actually present and nothing sized from it can be inflated.
+      const std::uint32_t first_allowed = s.exchange.empty() ? 0 : s.exchange.back().wave;
       if (x.wave >= s.waves) r.fail("transfer in wave " + std::to_string(x.wave) + " of a phase with", std::to_string(s.waves));
+      if (x.wave < first_allowed || x.wave > first_allowed + (s.exchange.empty() ? 0 : 1))
+        r.fail("transfer in wave " + std::to_string(x.wave) + " after wave " + std::to_string(first_allowed) +
+               " (waves are numbered densely, in order)");
       const std::uint32_t dsts = r.read_count(kMaxCount, 12);
       for (std::uint32_t d = 0; d < dsts; ++d) {
         Endpoint e;
@@ -267,6 +274,10 @@ Executable decode_package(const Container& c) {
       }
       s.exchange.push_back(std::move(x));
     }
+    const std::uint32_t used_waves = s.exchange.empty() ? 0 : s.exchange.back().wave + 1;
+    if (s.waves != used_waves)
+      r.fail("superstep " + std::to_string(i) + " declares " + std::to_string(s.waves) + " exchange waves, its transfers use " +
+             std::to_string(used_waves));
     p.steps.push_back(std::move(s));
   }
   r.expect_end();

@@ -5,6 +5,7 @@
 #include "package/container.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
+#include "support/json_number.hpp"
 
 namespace tilevit::profile {
 namespace {
@@ -42,29 +43,29 @@ nlohmann::json header_json(const Profile& p) {
 
 void read_header(const nlohmann::json& j, Profile& p) {
   if (j.at("format").get<std::string>() != "tilevit-profile") throw Error("not a tilevit profile");
-  const auto version = j.at("version").get<std::uint32_t>();
+  const auto version = json_integer<std::uint32_t>(j.at("version"), "version");
   if (version != kProfileFormatVersion)
     throw Error("profile version " + std::to_string(version) + ", this build reads " +
                 std::to_string(kProfileFormatVersion));
   p.machine_name = j.at("machine").at("name").get<std::string>();
-  p.tiles = j.at("machine").at("tiles").get<std::uint32_t>();
-  p.clock_hz = j.at("machine").at("clock_hz").get<std::uint64_t>();
-  p.flop_per_cycle_fp16 = j.at("machine").at("flop_per_cycle_fp16").get<std::uint32_t>();
-  p.flop_per_cycle_fp8 = j.at("machine").at("flop_per_cycle_fp8").get<std::uint32_t>();
+  p.tiles = json_integer<std::uint32_t>(j.at("machine").at("tiles"), "machine.tiles");
+  p.clock_hz = json_integer<std::uint64_t>(j.at("machine").at("clock_hz"), "machine.clock_hz");
+  p.flop_per_cycle_fp16 = json_integer<std::uint32_t>(j.at("machine").at("flop_per_cycle_fp16"), "machine.flop_per_cycle_fp16");
+  p.flop_per_cycle_fp8 = json_integer<std::uint32_t>(j.at("machine").at("flop_per_cycle_fp8"), "machine.flop_per_cycle_fp8");
   if (p.tiles == 0 || p.tiles > kMaxTiles) throw Error("tiles " + std::to_string(p.tiles) + " out of range");
   if (p.clock_hz == 0) throw Error("clock_hz is 0");
   p.package_sha256 = j.at("package_sha256").get<std::string>();
   p.model = j.at("model").get<std::string>();
   p.options.granularity = compiler::granularity_from_string(j.at("granularity").get<std::string>());
-  p.options.iterations_in_detail = j.at("iterations_in_detail").get<std::uint32_t>();
-  p.loop_begin = j.at("loop").at("begin").get<std::uint32_t>();
-  p.loop_end = j.at("loop").at("end").get<std::uint32_t>();
-  p.loop_count = j.at("loop").at("count").get<std::uint32_t>();
-  p.steps = j.at("steps").get<std::uint32_t>();
+  p.options.iterations_in_detail = json_integer<std::uint32_t>(j.at("iterations_in_detail"), "iterations_in_detail");
+  p.loop_begin = json_integer<std::uint32_t>(j.at("loop").at("begin"), "loop.begin");
+  p.loop_end = json_integer<std::uint32_t>(j.at("loop").at("end"), "loop.end");
+  p.loop_count = json_integer<std::uint32_t>(j.at("loop").at("count"), "loop.count");
+  p.steps = json_integer<std::uint32_t>(j.at("steps"), "steps");
   if (p.loop_begin > p.loop_end || p.loop_end > p.steps) throw Error("loop outside the program's steps");
-  p.span = j.at("span_cycles").get<std::uint64_t>();
+  p.span = json_integer<std::uint64_t>(j.at("span_cycles"), "span_cycles");
   for (std::size_t k = 0; k < kSampleKinds; ++k)
-    p.tile_cycles[k] = j.at("tile_cycles").at(std::string(to_string(SampleKind(k)))).get<std::uint64_t>();
+    p.tile_cycles[k] = json_integer<std::uint64_t>(j.at("tile_cycles").at(std::string(to_string(SampleKind(k)))), "tile_cycles");
 }
 
 }  // namespace

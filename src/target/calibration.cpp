@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "support/atomic_file.hpp"
@@ -13,6 +14,10 @@ namespace tilevit::target {
 namespace {
 
 constexpr std::size_t kMaxCalibrationBytes = 4 << 20;
+// Kernel dims are 32-bit in packages; cycle counts beyond 2^53 would lose precision as
+// doubles in the error percentages.
+constexpr std::uint64_t kMaxDim = UINT32_MAX;
+constexpr std::uint64_t kMaxCycles = std::uint64_t{1} << 53;
 
 std::string type_of(const nlohmann::json& v) {
   if (v.is_number_unsigned()) return "non-negative integer " + v.dump();
@@ -29,6 +34,8 @@ std::vector<Measurement> parse_calibration(std::string_view json_text, const std
     doc = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(source + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {  // e.g. 1e999: a number no double holds
+    throw Error(source + ": a number is out of range (" + e.what() + ")");
   }
   if (!doc.is_object()) throw Error(source + ": expected a JSON object at the top level, got " + type_of(doc));
   for (const auto& [key, value] : doc.items()) {
@@ -50,12 +57,13 @@ std::vector<Measurement> parse_calibration(std::string_view json_text, const std
     auto field_error = [&](std::string_view field, const std::string& what) {
       return Error(where + "." + std::string(field) + ": " + what);
     };
-    auto integer = [&](std::string_view field, std::uint64_t min) {
+    auto integer = [&](std::string_view field, std::uint64_t min, std::uint64_t max) {
       const std::string name(field);
       if (!entry.contains(name)) throw field_error(field, "missing required field");
       const auto& v = entry.at(name);
-      if (!v.is_number_unsigned() || v.get<std::uint64_t>() < min)
-        throw field_error(field, "expected an integer >= " + std::to_string(min) + ", got " + type_of(v));
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() < min || v.get<std::uint64_t>() > max)
+        throw field_error(field, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                                     "], got " + type_of(v));
       return v.get<std::uint64_t>();
     };
 
@@ -83,9 +91,9 @@ std::vector<Measurement> parse_calibration(std::string_view json_text, const std
     }
     for (std::string_view dim : dim_names(m.call.kernel)) {
       allowed.push_back(dim);
-      m.call.dims.push_back(integer(dim, 0));
+      m.call.dims.push_back(integer(dim, 0, kMaxDim));
     }
-    m.cycles = integer("cycles", 1);
+    m.cycles = integer("cycles", 1, kMaxCycles);
     for (const auto& [key, value] : entry.items())
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
         throw field_error(key, "unknown field for kernel " + std::string(to_string(m.call.kernel)));

@@ -14,7 +14,13 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b
 
 // Coefficients may be fractional (fitted averages); a call takes whole cycles. The small
 // slack keeps an exactly integral sum from rounding up through floating-point noise.
-std::uint64_t whole_cycles(double cycles) { return static_cast<std::uint64_t>(std::ceil(cycles - 1e-6)); }
+// A count that does not fit 64 bits (huge dims or coefficients from a file) is an input
+// error, not a value to cast.
+std::uint64_t whole_cycles(double cycles) {
+  const double whole = std::ceil(cycles - 1e-6);
+  if (!(whole < 0x1p64)) throw Error("predicted kernel cost of " + std::to_string(cycles) + " cycles is out of range");
+  return whole <= 0 ? 0 : static_cast<std::uint64_t>(whole);
+}
 
 constexpr std::array<Kernel, 8> kKernels = {Kernel::gemm,       Kernel::layernorm, Kernel::gelu,
                                             Kernel::softmax,    Kernel::reduce_add, Kernel::add,

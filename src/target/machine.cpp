@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <sstream>
 
 #include "support/atomic_file.hpp"
@@ -27,6 +28,9 @@ namespace {
 constexpr std::string_view kHeader = "tilevit-machine";
 constexpr int kVersion = 1;
 constexpr std::size_t kMaxMachineFileBytes = 1 << 20;
+// Real machines have a handful of regions and reserved ranges; the bound keeps the
+// pairwise overlap check cheap for any input.
+constexpr std::size_t kMaxRangeSections = 256;
 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -196,8 +200,13 @@ std::vector<Section> split_sections(std::string_view text, const std::string& so
   auto fail = [&](int line, const std::string& what) -> void {
     throw Error(source + ":" + std::to_string(line) + ": " + what);
   };
+  if (text.size() > kMaxMachineFileBytes)
+    fail(1, "machine description of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                std::to_string(kMaxMachineFileBytes));
   if (trim(text).empty()) fail(1, "empty file; expected first line \"tilevit-machine 1\"");
   std::vector<Section> sections;
+  // Hashed, not compared pairwise: a file of many keys must not take quadratic time.
+  std::unordered_map<std::string, int> section_lines, key_lines;  // title or key -> line
   int line_number = 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -229,9 +238,9 @@ std::vector<Section> split_sections(std::string_view text, const std::string& so
       s.line = line_number;
       if (!is_identifier(s.kind) || (space != std::string_view::npos && !is_identifier(s.label)))
         fail(line_number, "bad section header \"" + std::string(line) + "\"");
-      for (const auto& other : sections)
-        if (other.kind == s.kind && other.label == s.label)
-          fail(line_number, "section " + s.title() + " repeats the one at line " + std::to_string(other.line));
+      if (const auto [it, fresh] = section_lines.emplace(s.title(), line_number); !fresh)
+        fail(line_number, "section " + s.title() + " repeats the one at line " + std::to_string(it->second));
+      key_lines.clear();
       sections.push_back(std::move(s));
       continue;
     }
@@ -242,9 +251,8 @@ std::vector<Section> split_sections(std::string_view text, const std::string& so
     Section& s = sections.back();
     if (!is_identifier(e.key)) fail(line_number, s.title() + " bad key \"" + e.key + "\"");
     if (e.value.empty()) fail(line_number, s.title() + " " + e.key + ": empty value");
-    for (const auto& other : s.entries)
-      if (other.key == e.key)
-        fail(line_number, s.title() + " " + e.key + ": repeats the key at line " + std::to_string(other.line));
+    if (const auto [it, fresh] = key_lines.emplace(e.key, line_number); !fresh)
+      fail(line_number, s.title() + " " + e.key + ": repeats the key at line " + std::to_string(it->second));
     s.entries.push_back(std::move(e));
   }
   return sections;
@@ -354,6 +362,9 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
     require_power_of_two(r, "vector_alignment", m.vector_alignment);
     require_power_of_two(r, "matrix_alignment", m.matrix_alignment);
   }
+  if (region_sections.size() + reserved_sections.size() > kMaxRangeSections)
+    throw Error(source + ":" + std::to_string(last_line) + ": more than " + std::to_string(kMaxRangeSections) +
+                " [region] and [reserved] sections");
   std::vector<Span> spans;
   for (const Section* s : region_sections) {
     SectionReader r(*s, source);
@@ -361,7 +372,7 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
     g.name = s->label;
     g.start = r.u32("start");
     g.end = r.u32("end");
-    g.element_bytes = r.u32("element_bytes", 1);
+    g.element_bytes = r.u32("element_bytes", 1, 1 << 16);  // keeps element_bytes x unit_elements in 32 bits
     g.unit_elements = r.u32("unit_elements", 1, 64);
     g.load_bytes_per_cycle = r.u32("load_bytes_per_cycle", 1, 1024);
     g.code = r.boolean("code");

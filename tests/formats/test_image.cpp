@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -341,9 +342,61 @@ TEST(ImageBadInput, HugeDimensionsRejectedBeforeAllocating) {
   const std::string png = kImages + "bad/huge_100000.png";
   expect_error([&] { decode_image(png); }, png, "100000x100000 exceeds the limit of 32768");
   const std::string pixels = kImages + "bad/too_many_pixels.png";
-  expect_error([&] { decode_image(pixels); }, pixels, "240000000 pixels exceeds the limit of 200000000");
+  expect_error([&] { decode_image(pixels); }, pixels, "240000000 pixels exceeds the limit of 89478485");
   const std::string jpeg = kImages + "bad/huge_60000.jpg";
   expect_error([&] { decode_image(jpeg); }, jpeg, "60000x60000 exceeds");
+}
+
+// A JPEG of headers only, as small as a decompression bomb gets: `components` channels
+// of width x height, baseline or progressive, one DC scan of `scans` repeats and no data.
+std::vector<std::uint8_t> jpeg_headers(int width, int height, int components, bool progressive, int scans = 1) {
+  std::vector<std::uint8_t> j = {0xFF, 0xD8, 0xFF, 0xDB, 0x00, 0x43, 0x00};
+  j.insert(j.end(), 64, 1);  // quantisation table 0: all ones
+  const auto frame_length = static_cast<std::uint8_t>(8 + 3 * components);
+  j.insert(j.end(), {0xFF, std::uint8_t(progressive ? 0xC2 : 0xC0), 0x00, frame_length, 8, std::uint8_t(height >> 8),
+                     std::uint8_t(height), std::uint8_t(width >> 8), std::uint8_t(width), std::uint8_t(components)});
+  for (int c = 1; c <= components; ++c) j.insert(j.end(), {std::uint8_t(c), 0x11, 0x00});
+  // Huffman tables 0 (DC and AC): one 1-bit code for symbol 0.
+  for (std::uint8_t table : {0x00, 0x10}) {
+    j.insert(j.end(), {0xFF, 0xC4, 0x00, 0x14, table, 1});
+    j.insert(j.end(), 15, 0);
+    j.push_back(0);
+  }
+  for (int s = 0; s < scans; ++s) {
+    j.insert(j.end(), {0xFF, 0xDA, 0x00, std::uint8_t(6 + 2 * components), std::uint8_t(components)});
+    for (int c = 1; c <= components; ++c) j.insert(j.end(), {std::uint8_t(c), 0x00});
+    j.insert(j.end(), {0x00, std::uint8_t(progressive ? 0 : 63), 0x00, 0x00});
+  }
+  j.insert(j.end(), {0xFF, 0xD9});
+  return j;
+}
+
+// Issue 22: a 632-byte JPEG declaring 14000x14000 decoded into 588 MB, a progressive one
+// needed 1.18 GB. The pixel limit (Pillow's) and libjpeg's memory cap refuse both from
+// the headers, naming the declared size, before the big buffers exist.
+TEST(ImageBadInput, DecodingMemoryIsBounded) {
+  TempDir tmp;
+  const std::string baseline = tmp.path("bomb14000.jpg");
+  const auto big = jpeg_headers(14000, 14000, 3, false);
+  write_bytes(baseline, big.data(), big.size());
+  expect_error([&] { decode_image(baseline); }, baseline, "14000x14000 = 196000000 pixels exceeds the limit of 89478485");
+
+  // Under the pixel limit, but CMYK coefficients (648 MB) on top of the samples (567 MB).
+  const std::string progressive = tmp.path("bomb9000_progressive.jpg");
+  const auto cmyk = jpeg_headers(9000, 9000, 4, true);
+  write_bytes(progressive, cmyk.data(), cmyk.size());
+  const auto start = std::chrono::steady_clock::now();
+  expect_error([&] { decode_image(progressive); }, progressive,
+               "image size 9000x9000 (4 components, progressive) needs more than the decoding limit of 1024 MiB");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST(ImageBadInput, JpegScansAreBounded) {
+  TempDir tmp;
+  const std::string path = tmp.path("many_scans.jpg");
+  const auto many = jpeg_headers(8, 8, 1, true, 1100);
+  write_bytes(path, many.data(), many.size());
+  expect_error([&] { decode_image(path); }, path, "cannot decode JPEG: more than 1000 scans");
 }
 
 TEST(ImageBadInput, NpyOfWrongShape) {

@@ -65,6 +65,20 @@ TEST(Config, RejectsOutOfRangeFieldsByName) {
   EXPECT_THROW(ViTConfig::preset("huge"), Error);
 }
 
+// Fuzz finding: 2^29 + 2 heads of 72 wrapped heads x head_dim to 144 (the small width)
+// in 32 bits, and the FP32 reference then wrote far outside its buffers.
+TEST(Config, HeadsTimesHeadDimCannotWrap) {
+  ViTConfig c = ViTConfig::small();
+  c.heads = (1 << 29) + 2;
+  try {
+    c.validate();
+    ADD_FAILURE() << "accepted heads " << c.heads;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("heads = 536870914: heads x head_dim must equal width"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Config, NumericsScalesValidated) {
   EXPECT_EQ(model::NumericsConfig::uniform(-4).role(model::GemmRole::MlpUp).scale, -4);
   EXPECT_THROW(model::NumericsConfig::uniform(32), Error);

@@ -5,6 +5,7 @@
 #include <map>
 #include <fstream>
 
+#include "../package/edit_section.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/verify.hpp"
 #include "compiler/program_walk.hpp"
@@ -155,6 +156,29 @@ TEST(ProfileFile, InconsistentContentIsRejectedAfterTheHashCheck) {
   p = good;
   p.clock_hz = 0;
   expect_rejected(p, "clock_hz");
+}
+
+// Fuzz findings: header numbers were cast unchecked (flop_per_cycle_fp8 1e300, an
+// iterations_in_detail past 2^64, parsed as a float, cast into a u32).
+TEST(ProfileFile, HeaderNumbersMustFitTheirFields) {
+  const auto bytes = profile::encode_profile(profile_of(compile_small({}), {}));
+  auto error_after = [&](const std::string& from, const std::string& to) -> std::string {
+    try {
+      profile::decode_profile(test_support::with_section_edited(
+                                  bytes, "profile", [&](std::string& t) { test_support::replace_once(t, from, to); }),
+                              "edited.tvprof");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_after("\"flop_per_cycle_fp8\": ", "\"flop_per_cycle_fp8\": 1e300, \"x\": ")
+                .find("machine.flop_per_cycle_fp8: expected an integer in [0, 4294967295], got 1e+300"),
+            std::string::npos);
+  EXPECT_NE(error_after("\"iterations_in_detail\": ", "\"iterations_in_detail\": 19223372036854775807, \"y\": ")
+                .find("iterations_in_detail: expected an integer in [0, 4294967295], got 1.9223372036854776e+19"),
+            std::string::npos);
 }
 
 TEST(Profile, FlopsCountEveryKernelsArithmetic) {

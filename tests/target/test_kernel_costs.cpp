@@ -116,13 +116,13 @@ TEST(Calibration, RefusesBadInput) {
   EXPECT_EQ(calibration_error(doc(R"({"kernel": "softmax", "rows": 1, "cycles": 3})")),
             "cal.json: measurements[1].keys: missing required field");
   EXPECT_EQ(calibration_error(doc(R"({"kernel": "add", "elements": -4, "cycles": 3})")),
-            "cal.json: measurements[1].elements: expected an integer >= 0, got -4");
+            "cal.json: measurements[1].elements: expected an integer in [0, 4294967295], got -4");
   EXPECT_EQ(calibration_error(doc(R"({"kernel": "add", "elements": "8", "cycles": 3})")),
-            "cal.json: measurements[1].elements: expected an integer >= 0, got string");
+            "cal.json: measurements[1].elements: expected an integer in [0, 4294967295], got string");
   EXPECT_EQ(calibration_error(doc(R"({"kernel": "add", "elements": 8.5, "cycles": 3})")),
-            "cal.json: measurements[1].elements: expected an integer >= 0, got number 8.5");
+            "cal.json: measurements[1].elements: expected an integer in [0, 4294967295], got number 8.5");
   EXPECT_EQ(calibration_error(doc(R"({"kernel": "add", "elements": 8, "cycles": 0})")),
-            "cal.json: measurements[1].cycles: expected an integer >= 1, got non-negative integer 0");
+            "cal.json: measurements[1].cycles: expected an integer in [1, 9007199254740992], got non-negative integer 0");
   EXPECT_EQ(calibration_error(doc(R"({"kernel": "add", "elements": 8, "rows": 2, "cycles": 3})")),
             "cal.json: measurements[1].rows: unknown field for kernel add");
   EXPECT_EQ(calibration_error(doc(R"({"kernel": 7, "elements": 8, "cycles": 3})")),
@@ -133,6 +133,30 @@ TEST(Calibration, RefusesBadInput) {
   EXPECT_EQ(calibration_error("{\"measurements\": [], \"extra\": 1}").rfind("cal.json: extra: unknown field", 0), 0u);
   EXPECT_EQ(calibration_error("{\"measurements\": [").rfind("cal.json: not valid JSON", 0), 0u);
   EXPECT_EQ(calibration_error("[1]"), "cal.json: expected a JSON object at the top level, got array");
+}
+
+// Fuzz findings: a number no double holds was an internal error (exit 70), and a dim of
+// 2^64-1 was accepted and cast to a wrong estimate.
+TEST(Calibration, RefusesNumbersOutOfRange) {
+  EXPECT_EQ(calibration_error("1e991").rfind("cal.json: a number is out of range", 0), 0u);
+  EXPECT_EQ(calibration_error(R"({"measurements": [{"kernel": "add", "elements": 1e999, "cycles": 3}]})")
+                .rfind("cal.json: a number is out of range", 0),
+            0u);
+  EXPECT_EQ(calibration_error(R"({"measurements": [{"kernel": "gemm", "precision": "fp16", "rows": 18446744073709551615,
+                                                    "inner": 1, "columns": 1, "cycles": 1}]})"),
+            "cal.json: measurements[0].rows: expected an integer in [0, 4294967295], got non-negative integer "
+            "18446744073709551615");
+}
+
+TEST(KernelCosts, EstimateBeyond64BitsIsAnInputError) {
+  KernelCall huge{Kernel::gemm, Precision::fp16, {UINT32_MAX, UINT32_MAX, UINT32_MAX}};
+  try {
+    predict_cycles(c600(), huge);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Calibration, EmptyListReportsZero) {

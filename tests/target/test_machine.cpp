@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -259,6 +260,35 @@ TEST(MachineErrors, LoadNamesThePath) {
   }
   EXPECT_THROW(load_machine((dir / "absent.machine").string()), Error);
   std::filesystem::remove_all(dir);
+}
+
+// Fuzz findings: element_bytes x unit_elements wrapped to 0 (SIGFPE), a file of many keys
+// took half a minute (each key compared with every earlier one), and nothing bounded the
+// text handed in from a package's machine section.
+TEST(MachineErrors, UnitBytesCannotWrapToZero) {
+  EXPECT_NE(parse_error(c600_with("element_bytes = 0x4000\nunit_elements = 2", "element_bytes = 0x80000000\nunit_elements = 2"))
+                .find("[region interleaved] element_bytes: value 0x80000000 is out of range [1, 65536]"),
+            std::string::npos);
+}
+
+TEST(MachineErrors, ManyKeysAreCheckedInLinearTime) {
+  std::string text = "tilevit-machine 1\n[machine]\n";
+  for (int i = 0; text.size() < (1 << 20) - 32; ++i) text += "k" + std::to_string(i) + " = 1\n";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(parse_error(text).find("missing required section"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(parse_error(text + "k0 = 2\n").find("k0: repeats the key at line 3"), std::string::npos);
+  EXPECT_NE(parse_error(c600_with("[tile]", "[tile]\nworkers = 6\n[tile]")).find("section [tile] repeats the one at line"),
+            std::string::npos);
+}
+
+TEST(MachineErrors, SizeAndSectionCountAreBounded) {
+  EXPECT_NE(parse_error(std::string(c600_text()) + std::string(1 << 20, '#')).find("exceeds the limit of 1048576"),
+            std::string::npos);
+  std::string many(c600_text());
+  for (int i = 0; i < 300; ++i)
+    many += "[reserved r" + std::to_string(i) + "]\nkind = runtime\nstart = 0x4C000\nsize = 4\nwhen = always\n";
+  EXPECT_NE(parse_error(many).find("more than 256 [region] and [reserved] sections"), std::string::npos);
 }
 
 }  // namespace

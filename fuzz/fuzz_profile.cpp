@@ -1,0 +1,19 @@
+// Profile files (.tvprof) as `tilevit profile query/diff` read them: decode, every query
+// grouping, step spans and a diff against itself.
+#include "fuzz_support.hpp"
+#include "profile/analysis.hpp"
+#include "profile/profile_file.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace tilevit;
+  fuzz::expect_clean([&] {
+    const auto* bytes = reinterpret_cast<const std::byte*>(data);
+    const profile::Profile p = profile::decode_profile({bytes, bytes + size}, "fuzz.tvprof");
+    for (auto group : {profile::GroupBy::kind, profile::GroupBy::kernel, profile::GroupBy::operation,
+                       profile::GroupBy::phase, profile::GroupBy::tile})
+      profile::query_profile(p, group);
+    profile::step_spans(p);
+    profile::diff_profiles(p, p);
+  });
+  return 0;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Writes the fuzz targets' seed corpora from files the tool itself writes (and the test
+# fixtures), one folder per target: fuzz/corpus/<target>/ by default.
+# Usage: bash scripts/fuzz_seeds.sh [TILEVIT_BINARY] [CORPUS_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tilevit=${1:-build/tilevit}
+corpus=${2:-fuzz/corpus}
+machine=src/target/machines/test16.machine
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for target in package profile machine calibration safetensors npy image; do mkdir -p "$corpus/fuzz_$target"; done
+
+"$tilevit" compile --preset small --layers 1 --machine "$machine" --package "$corpus/fuzz_package/small1.tvpkg" >/dev/null 2>&1
+"$tilevit" compile --preset small --layers 1 --machine "$machine" --profile --package "$corpus/fuzz_package/small1_profiled.tvpkg" \
+  >/dev/null 2>&1
+"$tilevit" run --preset small --layers 1 --machine "$machine" --inferences 1 --out "$work/run" >/dev/null 2>&1
+cp "$work"/run/*.tvprof "$corpus/fuzz_profile/"
+"$tilevit" machine > "$corpus/fuzz_machine/c600.machine"
+"$tilevit" machine --machine "$machine" > "$corpus/fuzz_machine/test16.machine"
+cp tests/fixtures/calibration.json "$corpus/fuzz_calibration/"
+"$tilevit" export-weights --preset small --layers 1 "$corpus/fuzz_safetensors/small1.safetensors" >/dev/null 2>&1
+"$tilevit" reference --preset small --layers 1 --save-device "$corpus/fuzz_npy/embeddings.npy" >/dev/null 2>&1
+cp tests/fixtures/images/*.npy "$corpus/fuzz_npy/"
+find tests/fixtures/images -name '*.png' -size -64k -exec cp {} "$corpus/fuzz_image/" \;
+find tests/fixtures/images -name '*.jpg' -size -64k -exec cp {} "$corpus/fuzz_image/" \;
+# The reproducers of past findings seed their parsers too, except the big ones (the
+# fuzzer's input size follows its largest seed; they stay in the ctest regression run).
+seed_findings() { find tests/fixtures/fuzz -name "*.$1" -size -256k -exec cp {} "$corpus/$2/" \; ; }
+seed_findings tvpkg fuzz_package
+seed_findings tvprof fuzz_profile
+seed_findings machine fuzz_machine
+seed_findings json fuzz_calibration
+for target in "$corpus"/*; do echo "seeds: $(ls "$target" | wc -l) in $target"; done
