@@ -45,6 +45,20 @@ void parallel_for(std::size_t n, F&& body, int chunk = 1) {
   if (error) std::rethrow_exception(error);
 }
 
+// The executors take operand sizes from the call; a program that `verify` did not see is
+// checked against the kernel table here, once, rather than on every execution.
+void check_signature(const compiler::KernelCall& call, std::size_t step) {
+  const compiler::KernelShape shape = call.shape();  // throws for a kind that does not exist
+  const compiler::KernelKindInfo& info = shape.info();
+  bool matches = call.operands.size() == info.operands().size();
+  for (std::size_t i = 0; matches && i < call.operands.size(); ++i)
+    matches = call.operands[i].bytes == info.operand_bytes(i, shape);
+  if (!matches)
+    throw Error("superstep " + std::to_string(step) + ", tile " + std::to_string(call.tile) + ": " + info.name +
+                    " does not match its signature (`tilevit verify` names the operand)",
+                kExitInternal);
+}
+
 }  // namespace
 
 TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile)
@@ -77,6 +91,7 @@ Device::Device(compiler::Executable program)
         groups.emplace_back();
       }
       groups[static_cast<std::size_t>(slot[tile])].push_back(i);
+      check_signature(calls[i], s);
     }
     tile_calls_.push_back(std::move(groups));
     // Exchange tables: addresses resolved through the allocations once.

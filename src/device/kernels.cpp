@@ -66,20 +66,16 @@ class KernelRun {
   const compiler::KernelShape shape;
 
   std::size_t dim(compiler::Dim d) const { return shape[d]; }
-  // Operand i's bytes as its kind's signature gives them.
-  std::size_t bytes(std::size_t i) const { return shape.info().operand_bytes(i, shape); }
+  // Operand i's bytes: its kind's signature's, as the Device checked once per call
+  // (device.cpp, check_signature).
+  std::size_t bytes(std::size_t i) const { return call.operands[i].bytes; }
   std::uint8_t* operand(std::size_t i) const {
-    const std::uint64_t need = bytes(i);
-    if (i >= call.operands.size()) throw Error(describe(ctx_) + ": missing operand " + std::to_string(i), kExitInternal);
     const compiler::Operand& o = call.operands[i];
     if (o.allocation >= p_.allocations.size() || p_.allocations[o.allocation].tile != call.tile)
       throw Error(describe(ctx_) + ": operand " + std::to_string(i) + " is not in this tile's memory", kExitInternal);
-    if (need > o.bytes)
-      throw Error(describe(ctx_) + ": operand " + std::to_string(i) + " holds " + std::to_string(o.bytes) +
-                      " B, the kernel needs " + std::to_string(need), kExitInternal);
     const std::uint64_t address =
         std::uint64_t(p_.allocations[o.allocation].address) + o.offset + std::uint64_t(o.layer_stride) * iteration_;
-    return sram_at(sram_, m_, address, need, ctx_);
+    return sram_at(sram_, m_, address, o.bytes, ctx_);
   }
 
   struct Buf {

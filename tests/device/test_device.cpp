@@ -99,6 +99,22 @@ moved:
   EXPECT_NE(message.find("outside the tile's SRAM"), std::string::npos) << message;
 }
 
+// An unverified program whose call disagrees with its kind's signature (rows doubled, so
+// the kernel would read past its operands) is refused before anything runs.
+TEST(Device, CallNotMatchingItsSignatureIsRefusedAtLoad) {
+  Built b = build(model::ViTConfig::small(), target::test16());
+  for (auto& s : b.contents.program.steps)
+    for (auto& call : s.compute)
+      if (call.kind == compiler::KernelKind::gemm_fp8) {
+        call.dims[0] *= 2;
+        const std::string message = error_of([&] { device::Device dev(b.contents); });
+        EXPECT_NE(message.find("gemm_fp8 does not match its signature"), std::string::npos) << message;
+        EXPECT_NE(message.find("tile " + std::to_string(call.tile)), std::string::npos) << message;
+        return;
+      }
+  FAIL() << "no FP8 GEMM in the small model";
+}
+
 TEST(Device, KernelReadingAnotherTileIsCaught) {
   Built b = build(model::ViTConfig::small(), target::test16());
   auto& call = b.contents.program.steps.at(b.contents.program.loop_begin + 1).compute.at(0);
