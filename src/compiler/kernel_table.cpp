@@ -29,14 +29,57 @@ std::uint64_t gemm_a(S s) { return s[Dim::rows] * s[Dim::inner]; }
 std::uint64_t gemm_b(S s) { return s[Dim::inner] * s[Dim::cols]; }
 std::uint64_t gemm_flops(S s) { return 2 * s[Dim::rows] * s[Dim::inner] * s[Dim::cols]; }
 
+// Cycle costs, one function per kind (target/kernel_costs.hpp holds the formulas).
+using Cost = std::uint64_t (*)(const MachineDescription&, S);
 template <Precision P>
 std::uint64_t gemm_cost(const MachineDescription& m, S s) {
   return target::gemm_cycles(m, P, s[Dim::rows], s[Dim::inner], s[Dim::cols]);
 }
+std::uint64_t reduce_add_cost(const MachineDescription& m, S s) {
+  return target::reduce_add_cycles(m, s[Dim::count], s[Dim::partials]);
+}
+std::uint64_t bias_add_cost(const MachineDescription& m, S s) { return target::add_cycles(m, rows_x_cols(s)); }
+std::uint64_t add_cost(const MachineDescription& m, S s) { return target::add_cycles(m, s[Dim::count]); }
+std::uint64_t layernorm_cost(const MachineDescription& m, S s) {
+  return target::layernorm_cycles(m, s[Dim::rows], s[Dim::width]);
+}
+std::uint64_t gelu_cost(const MachineDescription& m, S s) { return target::gelu_cycles(m, s[Dim::count]); }
+std::uint64_t cast_cost(const MachineDescription& m, S s) { return target::cast_fp16_fp8_cycles(m, s[Dim::count]); }
+std::uint64_t scores_gemm(const MachineDescription& m, S s) {
+  return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::head_dim], s[Dim::keys]);
+}
+// The row-maxima pass over the scores: no measurement; derived from the add kernel's rate.
+std::uint64_t scores_maxima(const MachineDescription& m, S s) { return target::add_cycles(m, s[Dim::queries] * s[Dim::keys]); }
+std::uint64_t scores_cost(const MachineDescription& m, S s) { return scores_gemm(m, s) + scores_maxima(m, s); }
+std::uint64_t values_cost(const MachineDescription& m, S s) {
+  return target::softmax_cycles(m, s[Dim::queries], s[Dim::keys]) +
+         target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
+}
+// Summing the key blocks' partials and dividing by the row sums: no measurement; derived
+// from the reduction and add kernels' rates.
+std::uint64_t combine_cost(const MachineDescription& m, S s) {
+  return target::reduce_add_cycles(m, s[Dim::rows] * (s[Dim::head_dim] + 1), s[Dim::key_blocks]) +
+         target::add_cycles(m, s[Dim::rows] * s[Dim::head_dim]);
+}
+
+// The uncalibrated part of a call whose terms are all calibrated cost formulas: all of it
+// when the machine's coefficients for the formula are not a fit to measurements, else 0.
+template <target::Kernel K, Cost C>
+std::uint64_t unless_calibrated(const MachineDescription& m, S s) {
+  return target::kernel_calibrated(m, K) ? 0 : C(m, s);
+}
+std::uint64_t scores_uncalibrated(const MachineDescription& m, S s) {
+  return scores_maxima(m, s) + unless_calibrated<target::Kernel::gemm, scores_gemm>(m, s);
+}
+std::uint64_t values_uncalibrated(const MachineDescription& m, S s) {
+  const bool covered = target::kernel_calibrated(m, target::Kernel::softmax) && target::kernel_calibrated(m, target::Kernel::gemm);
+  return covered ? 0 : values_cost(m, s);
+}
+std::uint64_t all_uncalibrated(const MachineDescription& m, S s) { return combine_cost(m, s); }
 
 // The GEMM kinds differ only in operand type and matrix-unit rate.
-constexpr KernelKindInfo gemm(KernelKind kind, const char* name, DType operands, std::uint64_t (*cycles)(const MachineDescription&, S),
-                              std::uint32_t code_bytes) {
+template <Precision P>
+constexpr KernelKindInfo gemm(KernelKind kind, const char* name, DType operands, std::uint32_t code_bytes) {
   return {kind,
           name,
           {Dim::rows, Dim::inner, Dim::cols},
@@ -44,63 +87,55 @@ constexpr KernelKindInfo gemm(KernelKind kind, const char* name, DType operands,
           {in("A", operands, gemm_a, RegionNeed::interleaved), in("B", operands, gemm_b, RegionNeed::interleaved),
            out("C", DType::f16, rows_x_cols)},
           3,
-          cycles,
+          gemm_cost<P>,
+          unless_calibrated<target::Kernel::gemm, gemm_cost<P>>,
           gemm_flops,
           code_bytes};
 }
 
 constexpr std::array<KernelKindInfo, kKernelKinds> kTable = {{
-    gemm(KernelKind::gemm_fp8, "gemm_fp8", DType::f143, gemm_cost<Precision::fp8>, 6144),
-    gemm(KernelKind::gemm_fp16, "gemm_fp16", DType::f16, gemm_cost<Precision::fp16>, 4096),
+    gemm<Precision::fp8>(KernelKind::gemm_fp8, "gemm_fp8", DType::f143, 6144),
+    gemm<Precision::fp16>(KernelKind::gemm_fp16, "gemm_fp16", DType::f16, 4096),
     {KernelKind::reduce_add, "reduce_add", {Dim::count, Dim::partials}, 2,
      {in("partials", DType::f16, [](S s) { return s[Dim::count] * s[Dim::partials]; }), out("sum", DType::f16, count)}, 2,
-     [](const MachineDescription& m, S s) { return target::reduce_add_cycles(m, s[Dim::count], s[Dim::partials]); },
+     reduce_add_cost, unless_calibrated<target::Kernel::reduce_add, reduce_add_cost>,
      [](S s) { return s[Dim::count] * (s[Dim::partials] > 0 ? s[Dim::partials] - 1 : 0); }, 1024},
     {KernelKind::bias_add, "bias_add", {Dim::rows, Dim::cols}, 2,
      {in("in", DType::f16, rows_x_cols), in("bias", DType::f16, [](S s) { return s[Dim::cols]; }),
       out("out", DType::f16, rows_x_cols)}, 3,
-     [](const MachineDescription& m, S s) { return target::add_cycles(m, rows_x_cols(s)); }, rows_x_cols, 1024},
+     bias_add_cost, unless_calibrated<target::Kernel::add, bias_add_cost>, rows_x_cols, 1024},
     {KernelKind::add, "add", {Dim::count}, 1,
      {in("a", DType::f16, count), in("b", DType::f16, count), out("out", DType::f16, count)}, 3,
-     [](const MachineDescription& m, S s) { return target::add_cycles(m, s[Dim::count]); }, count, 1024},
+     add_cost, unless_calibrated<target::Kernel::add, add_cost>, count, 1024},
     {KernelKind::layernorm, "layernorm", {Dim::rows, Dim::width}, 2,
      {in("x", DType::f16, rows_x_width), in("gamma", DType::f16, width), in("beta", DType::f16, width),
       out("y", DType::f16, rows_x_width)}, 4,
-     [](const MachineDescription& m, S s) { return target::layernorm_cycles(m, s[Dim::rows], s[Dim::width]); },
+     layernorm_cost, unless_calibrated<target::Kernel::layernorm, layernorm_cost>,
      // mean, variance, normalise, scale, shift
      [](S s) { return 8 * rows_x_width(s); }, 2048},
     {KernelKind::gelu, "gelu", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f16, count)}, 2,
-     [](const MachineDescription& m, S s) { return target::gelu_cycles(m, s[Dim::count]); },
+     gelu_cost, unless_calibrated<target::Kernel::gelu, gelu_cost>,
      [](S s) { return 8 * s[Dim::count]; }, 1024},  // tanh form
     {KernelKind::cast_fp8, "cast_fp8", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f143, count)}, 2,
-     [](const MachineDescription& m, S s) { return target::cast_fp16_fp8_cycles(m, s[Dim::count]); }, count, 1024},
+     cast_cost, unless_calibrated<target::Kernel::cast_fp16_fp8, cast_cost>, count, 1024},
     {KernelKind::attention_scores, "attention_scores", {Dim::queries, Dim::keys, Dim::head_dim}, 3,
      {in("Q", DType::f16, [](S s) { return s[Dim::queries] * s[Dim::head_dim]; }),
       in("K", DType::f16, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
       out("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
       out("maxima", DType::f32, [](S s) { return s[Dim::queries]; })}, 4,
-     [](const MachineDescription& m, S s) {
-       return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::head_dim], s[Dim::keys]) +
-              target::add_cycles(m, s[Dim::queries] * s[Dim::keys]);
-     },
+     scores_cost, scores_uncalibrated,
      [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + s[Dim::queries] * s[Dim::keys]; }, 4096},
     {KernelKind::attention_values, "attention_values", {Dim::queries, Dim::keys, Dim::head_dim, Dim::key_blocks}, 4,
      {in("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
       in("maxima", DType::f32, [](S s) { return s[Dim::key_blocks] * s[Dim::queries]; }),
       in("V", DType::f16, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
       out("partial", DType::f32, [](S s) { return s[Dim::queries] * (s[Dim::head_dim] + 1); })}, 4,
-     [](const MachineDescription& m, S s) {
-       return target::softmax_cycles(m, s[Dim::queries], s[Dim::keys]) +
-              target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
-     },
+     values_cost, values_uncalibrated,
      [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + 3 * s[Dim::queries] * s[Dim::keys]; }, 4096},
     {KernelKind::attention_combine, "attention_combine", {Dim::rows, Dim::head_dim, Dim::key_blocks}, 3,
      {in("partials", DType::f32, [](S s) { return s[Dim::key_blocks] * s[Dim::rows] * (s[Dim::head_dim] + 1); }),
       out("out", DType::f16, [](S s) { return s[Dim::rows] * s[Dim::head_dim]; })}, 2,
-     [](const MachineDescription& m, S s) {
-       return target::reduce_add_cycles(m, s[Dim::rows] * (s[Dim::head_dim] + 1), s[Dim::key_blocks]) +
-              target::add_cycles(m, s[Dim::rows] * s[Dim::head_dim]);
-     },
+     combine_cost, all_uncalibrated,
      // the blocks' {P.V, sum} partials added, then o / l
      [](S s) {
        const std::uint64_t blocks = s[Dim::key_blocks];

@@ -76,6 +76,9 @@ struct KernelKindInfo {
   std::size_t operand_count;
   // Modelled cycles of one call on one tile (target/kernel_costs.hpp; launch included).
   std::uint64_t (*cycles)(const target::MachineDescription&, const KernelShape&);
+  // The part of `cycles` that no measurement of the machine's kernel generation covers
+  // (derived terms, written down in docs/FIDELITY.md); 0 when the whole call is calibrated.
+  std::uint64_t (*uncalibrated_cycles)(const target::MachineDescription&, const KernelShape&);
   // Matrix products count 2 FLOPs per multiply-add; other kernels one per output element
   // per arithmetic operation of their definition (docs/PROFILE_FORMAT.md).
   std::uint64_t (*flops)(const KernelShape&);

@@ -10,6 +10,10 @@ std::uint64_t estimate_call_cycles(const target::MachineDescription& m, const Ke
   return kernel_info(c.kind).cycles(m, c.shape());
 }
 
+std::uint64_t estimate_call_uncalibrated_cycles(const target::MachineDescription& m, const KernelCall& c) {
+  return kernel_info(c.kind).uncalibrated_cycles(m, c.shape());
+}
+
 std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& m, const Superstep& s) {
   // Measured kernel cycles include their launch (docs/COST_MODEL.md): no launch term here.
   std::vector<std::uint64_t> busy(m.tiles, 0);
@@ -36,7 +40,12 @@ std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDe
 StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) {
   StepCost cost;
   const auto busy = tile_compute_cycles(m, s);
-  cost.compute = busy.empty() ? 0 : *std::max_element(busy.begin(), busy.end());
+  if (!busy.empty()) {
+    const auto slowest = static_cast<std::uint32_t>(std::max_element(busy.begin(), busy.end()) - busy.begin());
+    cost.compute = busy[slowest];
+    for (const KernelCall& c : s.compute)
+      if (c.tile == slowest) cost.compute_uncalibrated += estimate_call_uncalibrated_cycles(m, c);
+  }
   if (!s.exchange.empty()) {
     // Waves run one after another; a wave lasts as long as its busiest endpoint.
     for (const auto& wave : tile_wave_cycles(m, s)) cost.exchange += *std::max_element(wave.begin(), wave.end());
@@ -50,6 +59,11 @@ std::vector<StepCost> step_costs(const target::MachineDescription& m, const Comp
   costs.reserve(p.steps.size());
   for (const Superstep& s : p.steps) costs.push_back(estimate_step(m, s));
   return costs;
+}
+
+double ProgramSummary::calibrated_compute_share() const {
+  if (estimated_compute_cycles == 0) return 1.0;
+  return 1.0 - static_cast<double>(estimated_uncalibrated_cycles) / static_cast<double>(estimated_compute_cycles);
 }
 
 ProgramSummary summarize_program(const target::MachineDescription& m, const CompiledProgram& p,
@@ -78,6 +92,7 @@ ProgramSummary summarize_program(const target::MachineDescription& m, const Comp
   const std::vector<StepCost> costs = step_costs(m, p);
   walk_program(p, [&](std::uint32_t step, std::uint32_t) {
     s.estimated_compute_cycles += costs[step].compute;
+    s.estimated_uncalibrated_cycles += costs[step].compute_uncalibrated;
     s.estimated_exchange_cycles += costs[step].exchange;
     s.estimated_sync_cycles += costs[step].sync;
     ++s.executed_supersteps;

@@ -15,6 +15,8 @@ namespace tilevit::compiler {
 // the machine's rate, multicast sent once, waves one after another) plus sync.
 struct StepCost {
   std::uint64_t compute = 0, exchange = 0, sync = 0;
+  // The part of `compute` (the slowest tile's) that no measurement covers (kernel_table.hpp).
+  std::uint64_t compute_uncalibrated = 0;
   std::uint64_t total() const { return compute + exchange + sync; }
 };
 StepCost estimate_step(const target::MachineDescription& machine, const Superstep& step);
@@ -26,6 +28,7 @@ std::vector<StepCost> step_costs(const target::MachineDescription& machine, cons
 std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& machine, const Superstep& step);
 std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& machine, const Superstep& step);
 std::uint64_t estimate_call_cycles(const target::MachineDescription& machine, const KernelCall& call);
+std::uint64_t estimate_call_uncalibrated_cycles(const target::MachineDescription& machine, const KernelCall& call);
 
 // What one call of a program does, from its steps walked in time.
 struct ProgramSummary {
@@ -38,6 +41,10 @@ struct ProgramSummary {
   std::uint64_t unique_weight_bytes = 0;  // the graph's parameter bytes
   std::uint64_t estimated_cycles = 0;     // sum over executed supersteps of slowest compute + exchange + sync
   std::uint64_t estimated_compute_cycles = 0, estimated_exchange_cycles = 0, estimated_sync_cycles = 0;
+  // Of estimated_compute_cycles, those from kernel terms no measurement covers.
+  std::uint64_t estimated_uncalibrated_cycles = 0;
+  // Share of the compute cycles that come from calibrated kernels, in [0, 1] (1 with no compute).
+  double calibrated_compute_share() const;
   std::uint32_t exchange_table_bytes_max = 0;
   std::vector<std::uint32_t> exchange_table_bytes;  // per tile
 };

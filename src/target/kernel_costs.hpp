@@ -42,6 +42,11 @@ struct KernelCall {
 // "fp16 184x288x48" for a gemm, else "rows=1 width=1152".
 std::string describe(const KernelCall& call);
 
+// Whether the machine's coefficients for the kernel's formula are a fit to measurements of
+// the machine's kernel generation (docs/FIDELITY.md); cycles of a kernel that is not are
+// reported as uncalibrated.
+bool kernel_calibrated(const MachineDescription& machine, Kernel kernel);
+
 // Dispatches on call.kernel; throws Error when dims has the wrong length.
 std::uint64_t predict_cycles(const MachineDescription& machine, const KernelCall& call);
 
