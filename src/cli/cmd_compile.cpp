@@ -47,7 +47,7 @@ struct CompileCommand {
   int run() {
     model.apply_threads();
     const auto t0 = std::chrono::steady_clock::now();
-    const target::MachineDescription machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
+    const target::MachineDescription machine = target::machine_from_option(machine_file);
     const model::ViTConfig config = model.config();
     const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
     progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers) for " + machine.name);

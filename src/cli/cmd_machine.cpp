@@ -22,7 +22,7 @@ struct MachineCommand {
   }
 
   int run() {
-    const target::MachineDescription m = machine_path.empty() ? target::c600() : target::load_machine(machine_path);
+    const target::MachineDescription m = target::machine_from_option(machine_path);
     if (json) {
       std::cout << target::to_json(m).dump(1) << "\n";
       return kExitOk;

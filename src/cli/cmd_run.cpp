@@ -163,7 +163,7 @@ struct RunCommand {
       return {std::move(loaded.contents), loaded.sha256, package_file, 0};
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const auto machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
+    const auto machine = target::machine_from_option(machine_file);
     const auto config = model.config();
     progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
              std::to_string(config.batch) + ") for " + machine.name);

@@ -45,16 +45,18 @@ std::uint64_t layernorm_cost(const MachineDescription& m, S s) {
 }
 std::uint64_t gelu_cost(const MachineDescription& m, S s) { return target::gelu_cycles(m, s[Dim::count]); }
 std::uint64_t cast_cost(const MachineDescription& m, S s) { return target::cast_fp16_fp8_cycles(m, s[Dim::count]); }
-std::uint64_t scores_gemm(const MachineDescription& m, S s) {
+std::uint64_t scores_cost(const MachineDescription& m, S s) {
+  // QK^T only: the row maxima are the softmax's own first pass (the measured softmax
+  // includes it), charged once, in attention_values.
   return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::head_dim], s[Dim::keys]);
 }
-// The row-maxima pass over the scores: no measurement; derived from the add kernel's rate.
-std::uint64_t scores_maxima(const MachineDescription& m, S s) { return target::add_cycles(m, s[Dim::queries] * s[Dim::keys]); }
-std::uint64_t scores_cost(const MachineDescription& m, S s) { return scores_gemm(m, s) + scores_maxima(m, s); }
-std::uint64_t values_cost(const MachineDescription& m, S s) {
-  return target::softmax_cycles(m, s[Dim::queries], s[Dim::keys]) +
-         target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
+std::uint64_t values_softmax(const MachineDescription& m, S s) {
+  return target::softmax_cycles(m, s[Dim::queries], s[Dim::keys]);
 }
+std::uint64_t values_gemm(const MachineDescription& m, S s) {
+  return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
+}
+std::uint64_t values_cost(const MachineDescription& m, S s) { return values_softmax(m, s) + values_gemm(m, s); }
 // Summing the key blocks' partials and dividing by the row sums: no measurement; derived
 // from the reduction and add kernels' rates.
 std::uint64_t combine_cost(const MachineDescription& m, S s) {
@@ -62,18 +64,21 @@ std::uint64_t combine_cost(const MachineDescription& m, S s) {
          target::add_cycles(m, s[Dim::rows] * s[Dim::head_dim]);
 }
 
-// The uncalibrated part of a call whose terms are all calibrated cost formulas: all of it
-// when the machine's coefficients for the formula are not a fit to measurements, else 0.
+// The uncalibrated part of a call: all of it when the machine's coefficients for its
+// formula are not a fit to measurements of the machine's kernel generation, else 0.
 template <target::Kernel K, Cost C>
 std::uint64_t unless_calibrated(const MachineDescription& m, S s) {
   return target::kernel_calibrated(m, K) ? 0 : C(m, s);
 }
-std::uint64_t scores_uncalibrated(const MachineDescription& m, S s) {
-  return scores_maxima(m, s) + unless_calibrated<target::Kernel::gemm, scores_gemm>(m, s);
+template <target::Formula F, Cost C>
+std::uint64_t unless_formula_calibrated(const MachineDescription& m, S s) {
+  return target::formula_calibrated(m, F) ? 0 : C(m, s);
 }
 std::uint64_t values_uncalibrated(const MachineDescription& m, S s) {
-  const bool covered = target::kernel_calibrated(m, target::Kernel::softmax) && target::kernel_calibrated(m, target::Kernel::gemm);
-  return covered ? 0 : values_cost(m, s);
+  // The softmax counts as calibrated when the mode the call runs in is.
+  const target::Formula mode = target::softmax_formula(target::softmax_mode(m, s[Dim::queries], s[Dim::keys]));
+  return (target::formula_calibrated(m, mode) ? 0 : values_softmax(m, s)) +
+         unless_formula_calibrated<target::Formula::gemm_fp16, values_gemm>(m, s);
 }
 std::uint64_t all_uncalibrated(const MachineDescription& m, S s) { return combine_cost(m, s); }
 
@@ -88,7 +93,7 @@ constexpr KernelKindInfo gemm(KernelKind kind, const char* name, DType operands,
            out("C", DType::f16, rows_x_cols)},
           3,
           gemm_cost<P>,
-          unless_calibrated<target::Kernel::gemm, gemm_cost<P>>,
+          unless_formula_calibrated<P == Precision::fp16 ? target::Formula::gemm_fp16 : target::Formula::gemm_fp8, gemm_cost<P>>,
           gemm_flops,
           code_bytes};
 }
@@ -123,7 +128,7 @@ constexpr std::array<KernelKindInfo, kKernelKinds> kTable = {{
       in("K", DType::f16, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
       out("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
       out("maxima", DType::f32, [](S s) { return s[Dim::queries]; })}, 4,
-     scores_cost, scores_uncalibrated,
+     scores_cost, unless_formula_calibrated<target::Formula::gemm_fp16, scores_cost>,
      [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + s[Dim::queries] * s[Dim::keys]; }, 4096},
     {KernelKind::attention_values, "attention_values", {Dim::queries, Dim::keys, Dim::head_dim, Dim::key_blocks}, 4,
      {in("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),

@@ -14,17 +14,9 @@ namespace tilevit::target {
 namespace {
 
 constexpr std::size_t kMaxCalibrationBytes = 4 << 20;
-// Kernel dims are 32-bit in packages; cycle counts beyond 2^53 would lose precision as
-// doubles in the error percentages.
-constexpr std::uint64_t kMaxDim = UINT32_MAX;
-constexpr std::uint64_t kMaxCycles = std::uint64_t{1} << 53;
-
-std::string type_of(const nlohmann::json& v) {
-  if (v.is_number_unsigned()) return "non-negative integer " + v.dump();
-  if (v.is_number_integer()) return v.dump();
-  if (v.is_number_float()) return "number " + v.dump();
-  return v.type_name();
-}
+constexpr std::uint64_t kMaxDim = detail::kMaxMeasuredDim;
+constexpr std::uint64_t kMaxCycles = detail::kMaxMeasuredCycles;
+std::string type_of(const nlohmann::json& v) { return detail::json_type_of(v); }
 
 }  // namespace
 
@@ -119,6 +111,50 @@ CostCheckReport check_costs(const MachineDescription& machine, const std::vector
     report.median_abs_error_percent = median(abs_errors);
     report.max_abs_error_percent = *std::max_element(abs_errors.begin(), abs_errors.end());
   }
+  return report;
+}
+
+namespace {
+
+void summarise(CatalogKindReport& kind) {
+  std::vector<double> errors;
+  for (const auto& p : kind.points) {
+    errors.push_back(std::abs(p.error_percent));
+    (p.point->use == MeasurementUse::fitted ? kind.fitted : kind.held_out) += 1;
+  }
+  if (errors.empty()) return;
+  kind.median_abs_error_percent = median(errors);
+  kind.max_abs_error_percent = *std::max_element(errors.begin(), errors.end());
+}
+
+}  // namespace
+
+CatalogReport check_catalog(const MachineDescription& machine, const MeasurementCatalog& catalog) {
+  CatalogReport report;
+  report.generation = machine.costs.generation;
+  const auto day = parse_day(machine.costs.generation);
+  CatalogKindReport either{"softmax", {}, 0, 0, 0, 0};
+  std::size_t compared = 0;
+  for (Formula f : all_formulas()) {
+    CatalogKindReport kind{std::string(to_string(f)), {}, 0, 0, 0, 0};
+    std::vector<const CatalogPoint*> points;
+    if (day) points = generation_points(catalog, f, *day);
+    else
+      for (const auto& p : catalog.points)
+        if (p.formula == f) points.push_back(&p);
+    for (const CatalogPoint* p : points) {
+      const std::uint64_t predicted = p->softmax_either_mode ? softmax_cycles(machine, p->dims[0], p->dims[1])
+                                                             : formula_cycles(machine, f, p->dims);
+      const double error = (static_cast<double>(predicted) - static_cast<double>(p->cycles)) / static_cast<double>(p->cycles) * 100;
+      (p->softmax_either_mode ? either : kind).points.push_back({p, predicted, error});
+      ++compared;
+    }
+    summarise(kind);
+    report.kinds.push_back(std::move(kind));
+  }
+  summarise(either);
+  report.kinds.push_back(std::move(either));
+  report.other_generations = catalog.points.size() - compared;
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "target/kernel_costs.hpp"
+#include "target/measurement_catalog.hpp"
 
 namespace tilevit::target {
 
@@ -35,5 +36,27 @@ struct CostCheckReport {
 };
 
 CostCheckReport check_costs(const MachineDescription& machine, const std::vector<Measurement>& measurements);
+
+// The cost model against a measurement catalog (kernels.json), per formula: the points of
+// the machine's kernel generation (every point when the machine names none), fitted or
+// held out, with their errors; held-out softmax points that name no mode against the
+// cheaper mode, as kind "softmax".
+struct CatalogCheckPoint {
+  const CatalogPoint* point = nullptr;
+  std::uint64_t predicted = 0;
+  double error_percent = 0;
+};
+struct CatalogKindReport {
+  std::string kind;  // formula name, or "softmax" (the cheaper mode)
+  std::vector<CatalogCheckPoint> points;
+  std::size_t fitted = 0, held_out = 0;
+  double median_abs_error_percent = 0, max_abs_error_percent = 0;
+};
+struct CatalogReport {
+  std::string generation;                // the machine's, empty if none
+  std::vector<CatalogKindReport> kinds;  // all_formulas() order, then "softmax"
+  std::size_t other_generations = 0;     // modelled points of other generations, not compared
+};
+CatalogReport check_catalog(const MachineDescription& machine, const MeasurementCatalog& catalog);
 
 }  // namespace tilevit::target

@@ -21,6 +21,30 @@ namespace tilevit::target {
 enum class Kernel { gemm, layernorm, gelu, softmax, reduce_add, add, cast_fp16_fp8, copy };
 enum class Precision { fp16, fp8 };
 
+// The fitted cost formulas, one per kernel and mode: each is a sum of coefficient x term
+// (formula_terms), the coefficients being [costs] keys (formula_keys) fitted to measurements
+// of one kernel generation (cost_fit.hpp). The local copy is a stated rule, not a formula here.
+enum class Formula { gemm_fp16, gemm_fp8, layernorm, softmax_whole, softmax_split, gelu, add, reduce_add, cast_fp16_fp8 };
+std::span<const Formula> all_formulas();
+std::string_view to_string(Formula formula);
+// The formula's dims: gemm rows, inner, columns | layernorm rows, width | softmax rows, keys |
+// gelu, add, cast elements | reduce_add elements, partials.
+std::span<const std::string_view> formula_dims(Formula formula);
+std::span<const std::string_view> formula_keys(Formula formula);
+std::vector<double> formula_terms(const MachineDescription& machine, Formula formula, std::span<const std::uint64_t> dims);
+// Pointers to the formula's coefficients, in formula_keys order.
+std::vector<double*> formula_coefficients(CostCoefficients& costs, Formula formula);
+std::vector<double> formula_coefficients(const CostCoefficients& costs, Formula formula);
+std::uint64_t formula_cycles(const MachineDescription& machine, Formula formula, std::span<const std::uint64_t> dims);
+
+// Softmax as the hardware runs it: whole rows dealt round robin to the workers, or every
+// row split into softmax_split_segments segments dealt to the workers (split mode, with a
+// per-row merge of the segments' maxima and sums). A call runs the cheaper mode.
+enum class SoftmaxMode { whole_rows, split_rows };
+std::string_view to_string(SoftmaxMode mode);
+SoftmaxMode softmax_mode(const MachineDescription& machine, std::uint64_t rows, std::uint64_t keys);
+Formula softmax_formula(SoftmaxMode mode);
+
 std::string_view to_string(Kernel kernel);
 std::string_view to_string(Precision precision);
 std::optional<Kernel> kernel_from_string(std::string_view name);
@@ -42,9 +66,12 @@ struct KernelCall {
 // "fp16 184x288x48" for a gemm, else "rows=1 width=1152".
 std::string describe(const KernelCall& call);
 
-// Whether the machine's coefficients for the kernel's formula are a fit to measurements of
-// the machine's kernel generation (docs/FIDELITY.md); cycles of a kernel that is not are
-// reported as uncalibrated.
+// Whether the machine's coefficients for a formula are a fit to measurements of the
+// machine's kernel generation: the machine names a generation and the embedded measurement
+// catalog has fitted points of the formula in it (docs/COST_MODEL.md). Cycles of a kernel
+// that is not are reported as uncalibrated. A kernel is calibrated when all its formulas
+// are (both GEMM precisions, both softmax modes); the copy never is.
+bool formula_calibrated(const MachineDescription& machine, Formula formula);
 bool kernel_calibrated(const MachineDescription& machine, Kernel kernel);
 
 // Dispatches on call.kernel; throws Error when dims has the wrong length.
@@ -54,6 +81,7 @@ std::uint64_t gemm_cycles(const MachineDescription& machine, Precision precision
                           std::uint64_t inner, std::uint64_t columns);
 std::uint64_t layernorm_cycles(const MachineDescription& machine, std::uint64_t rows, std::uint64_t width);
 std::uint64_t gelu_cycles(const MachineDescription& machine, std::uint64_t elements);
+// The cheaper of the two modes (softmax_mode).
 std::uint64_t softmax_cycles(const MachineDescription& machine, std::uint64_t rows, std::uint64_t keys);
 std::uint64_t reduce_add_cycles(const MachineDescription& machine, std::uint64_t elements, std::uint64_t partials);
 std::uint64_t add_cycles(const MachineDescription& machine, std::uint64_t elements);

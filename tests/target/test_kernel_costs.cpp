@@ -1,9 +1,10 @@
-// Kernel cost model: fits the IPU21 measurements (tests/fixtures/calibration.json, a copy
-// of the shared reference), is monotone in every dim, and the calibration reader refuses
-// bad input naming the entry and field.
+// Kernel cost model: the formulas (panels, worker split, softmax modes), monotone in every
+// dim, and the older calibration.json reader refuses bad input naming the entry and field.
+// The fit to kernels.json: test_measurement_catalog.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "support/error.hpp"
@@ -16,27 +17,44 @@ namespace {
 
 const std::string kCalibration = std::string(TILEVIT_FIXTURES) + "/calibration.json";
 
-TEST(KernelCosts, FitsEveryCalibrationMeasurement) {
+TEST(KernelCosts, OlderCalibrationFormatStillReads) {
+  // The 20-point file predates the dated measurements; it is compared, not fitted.
   const auto measurements = load_calibration(kCalibration);
   ASSERT_EQ(measurements.size(), 20u);
-  const CostCheckReport report = check_costs(c600(), measurements);
-  for (const auto& e : report.entries)
-    EXPECT_LE(std::abs(e.error_percent), 15.0)
-        << to_string(e.measurement.call.kernel) << " " << describe(e.measurement.call) << ": predicted " << e.predicted
-        << ", measured " << e.measurement.cycles;
-  EXPECT_LE(report.median_abs_error_percent, 5.0);
-  EXPECT_LE(report.max_abs_error_percent, 15.0);
-  // Tighter than the acceptance bar: what the fit achieves today (docs/COST_MODEL.md).
-  EXPECT_LE(report.max_abs_error_percent, 2.0);
+  EXPECT_EQ(check_costs(c600(), measurements).entries.size(), 20u);
 }
 
-TEST(KernelCosts, Fp16GemmIsGraphcoresFormula) {
-  // 294 + ceil(K/16) * ceil(C/16) * (4R + 160)
-  EXPECT_EQ(gemm_cycles(c600(), Precision::fp16, 184, 288, 48), 294u + 18 * 3 * (4 * 184 + 160));
-  EXPECT_EQ(gemm_cycles(c600(), Precision::fp16, 184, 288, 32), 294u + 18 * 2 * (4 * 184 + 160));
-  EXPECT_EQ(gemm_cycles(c600(), Precision::fp16, 1, 17, 1), 294u + 2 * 1 * (4 + 160));  // partial panels count whole
+TEST(KernelCosts, GemmIsThePanelFormula) {
+  // base + ceil(K / panel_inner) * ceil(C / panel_columns) * (per_row * R + per_panel)
+  const GemmCoefficients& g = c600().costs.gemm_fp16;
+  auto formula = [&](double panels, double rows) {
+    return static_cast<std::uint64_t>(std::ceil(g.base + panels * (g.per_row * rows + g.per_panel) - 1e-6));
+  };
+  EXPECT_EQ(gemm_cycles(c600(), Precision::fp16, 81, 80, 80), formula(25, 81));
+  EXPECT_EQ(gemm_cycles(c600(), Precision::fp16, 1, 17, 1), formula(2, 1));  // partial panels count whole
   // FP8 panels are twice as deep: the same shape costs fewer panels.
   EXPECT_LT(gemm_cycles(c600(), Precision::fp8, 184, 288, 48), gemm_cycles(c600(), Precision::fp16, 184, 288, 48));
+}
+
+TEST(KernelCosts, SoftmaxModes) {
+  // 7-8 rows x 729 keys (the main job's 11,664 rows over 1,472 tiles): split rows, as the
+  // original ran it: 20,226 / 20,244 measured; whole rows 25,350.
+  EXPECT_EQ(softmax_mode(c600(), 8, 729), SoftmaxMode::split_rows);
+  EXPECT_EQ(softmax_cycles(c600(), 8, 729), 20245u);
+  const std::uint64_t dims[] = {8, 729};
+  EXPECT_EQ(formula_cycles(c600(), Formula::softmax_whole, dims), 25350u);
+  // Split mode deals 3 segments per row to 6 workers: 7 and 8 rows both give 4 per worker.
+  EXPECT_EQ(softmax_cycles(c600(), 7, 729) + 18, softmax_cycles(c600(), 8, 729));
+  // Many short rows: whole rows beat 3 segments each plus the per-row merges.
+  EXPECT_EQ(softmax_mode(c600(), 60, 96), SoftmaxMode::whole_rows);
+  for (std::uint64_t rows : {1, 5, 8, 17})
+    for (std::uint64_t keys : {16, 128, 729, 2000}) {
+      const std::uint64_t d[] = {rows, keys};
+      const Formula chosen = softmax_formula(softmax_mode(c600(), rows, keys));
+      EXPECT_EQ(softmax_cycles(c600(), rows, keys), formula_cycles(c600(), chosen, d));
+      EXPECT_LE(softmax_cycles(c600(), rows, keys), formula_cycles(c600(), Formula::softmax_whole, d));
+      EXPECT_LE(softmax_cycles(c600(), rows, keys), formula_cycles(c600(), Formula::softmax_split, d));
+    }
 }
 
 TEST(KernelCosts, WorkerSplit) {
@@ -49,7 +67,7 @@ TEST(KernelCosts, WorkerSplit) {
   EXPECT_EQ(busiest_worker_elements(729, 6, 16), busiest_worker_elements(768, 6, 16));
   EXPECT_EQ(gelu_cycles(c600(), 16), gelu_cycles(c600(), 96));
   EXPECT_LT(gelu_cycles(c600(), 96), gelu_cycles(c600(), 98));
-  EXPECT_EQ(softmax_cycles(c600(), 1, 729), softmax_cycles(c600(), 1, 768));
+  EXPECT_EQ(softmax_cycles(c600(), 1, 729), softmax_cycles(c600(), 1, 768));  // "768 padded"
   for (std::uint64_t n = 0; n < 5000; ++n)
     ASSERT_LE(busiest_worker_elements(n, 6, 16), busiest_worker_elements(n + 1, 6, 16)) << n;
 }
