@@ -108,7 +108,11 @@ struct CompileCommand {
                         {"compute_cycles", c.compute},
                         {"transfers", p.steps[i].exchange.size()},
                         {"exchange_cycles", c.exchange},
-                        {"max_received_bytes", max_rx}});
+                        {"max_received_bytes", max_rx},
+                        // the payload floor the schedule is measured against: one word per cycle in
+                        {"receive_floor_cycles", (max_rx + machine.exchange_receive_bytes_per_cycle - 1) /
+                                                     machine.exchange_receive_bytes_per_cycle},
+                        {"local_copies", p.steps[i].local_copies.size()}});
       }
       j["steps"] = rows;
     }

@@ -10,7 +10,9 @@
 namespace tilevit::compiler {
 
 // Rewrites every superstep's exchange in place: pieces, wave numbers, wave order.
-// Deterministic (greedy first fit in transfer order).
-void schedule_exchange_waves(CompiledProgram& program, std::uint32_t tiles, std::uint32_t stream_words);
+// Deterministic (greedy first fit in transfer order). A piece also holds at most
+// `max_piece_words` (the machine's longest single transfer).
+void schedule_exchange_waves(CompiledProgram& program, std::uint32_t tiles, std::uint32_t stream_words,
+                             std::uint32_t max_piece_words = UINT32_MAX);
 
 }  // namespace tilevit::compiler

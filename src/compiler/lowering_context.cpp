@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
+#include "compiler/exchange_schedule.hpp"
 #include "compiler/exchange_waves.hpp"
 #include "support/error.hpp"
 
@@ -12,14 +14,41 @@ namespace {
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
 constexpr std::uint32_t kSupervisorCodeBytes = 4096;
-constexpr std::uint32_t kExchangeBytesPerRun = 8;     // one send or receive instruction with its address
-constexpr std::uint32_t kExchangeBytesPerStep = 16;   // per wave a tile takes part in: sync and header
+// Exchange instruction tables, the original's row-byte model (EXCHANGE_FOOTPRINT in
+// /work/shared/reference/measurements/EXCHANGE.md).
+constexpr std::uint32_t kExchangeBytesPerSend = 8;
+constexpr std::uint32_t kExchangeBytesPerLongSend = 4;   // extra, for a send over 64 words
+constexpr std::uint32_t kLongSendWords = 64;
+constexpr std::uint32_t kExchangeBytesPerReceive = 8;
+constexpr std::uint32_t kExchangeBytesPerPointerReset = 4;  // per select event
+constexpr std::uint32_t kExchangeBytesPerTilePhase = 8;
+
+// Table bytes of every tile for the scheduled exchange.
+std::vector<std::uint64_t> exchange_table_bytes(const CompiledProgram& p, std::uint32_t tiles) {
+  std::vector<std::uint64_t> table(tiles, 0);
+  std::vector<std::uint32_t> last_step(tiles, UINT32_MAX);
+  auto take_part = [&](std::uint32_t tile, std::uint32_t step) {
+    if (std::exchange(last_step[tile], step) != step) table[tile] += kExchangeBytesPerTilePhase;
+  };
+  for (std::uint32_t s = 0; s < p.steps.size(); ++s) {
+    for (const Transfer& t : p.steps[s].exchange) {
+      take_part(t.source.tile, s);
+      table[t.source.tile] += kExchangeBytesPerSend + (t.words() > kLongSendWords ? kExchangeBytesPerLongSend : 0);
+      for (const Endpoint& d : t.destinations) {
+        take_part(d.tile, s);
+        table[d.tile] += kExchangeBytesPerReceive;
+      }
+    }
+    for (const SelectEvent& e : p.steps[s].selects) table[e.tile] += kExchangeBytesPerPointerReset;
+  }
+  return table;
+}
 }  // namespace
 
 LoweringContext::LoweringContext(const Graph& g, const target::MachineDescription& m, const LoweringOptions& o)
     : graph(g), machine(m), options(o), dists_(g.tensors.size()) {
   out_.numerics = g.numerics;
-  out_.program.steps.push_back(Superstep{"start", {}, {}});
+  out_.program.steps.push_back(Superstep{.label = "start"});
 }
 
 std::uint32_t LoweringContext::step() const { return static_cast<std::uint32_t>(out_.program.steps.size() - 1); }
@@ -41,7 +70,7 @@ void LoweringContext::add_transfers(std::vector<Transfer> transfers) {
 
 void LoweringContext::close_step_if_exchanging() {
   if (!out_.program.steps.back().exchange.empty())
-    out_.program.steps.push_back(Superstep{out_.program.op_names.empty() ? "" : out_.program.op_names.back(), {}, {}});
+    out_.program.steps.push_back(Superstep{.label = out_.program.op_names.empty() ? "" : out_.program.op_names.back()});
 }
 
 void LoweringContext::add_call(KernelCall call) {
@@ -53,7 +82,7 @@ void LoweringContext::add_call(KernelCall call) {
 
 void LoweringContext::begin_loop() {
   Superstep& s = out_.program.steps.back();
-  if (!s.compute.empty() || !s.exchange.empty()) out_.program.steps.push_back(Superstep{"loop", {}, {}});
+  if (!s.compute.empty() || !s.exchange.empty()) out_.program.steps.push_back(Superstep{.label = "loop"});
   out_.program.loop_begin = step();
   in_loop_ = true;
 }
@@ -61,7 +90,7 @@ void LoweringContext::begin_loop() {
 void LoweringContext::end_loop(std::uint32_t count) {
   out_.program.loop_end = step() + 1;
   out_.program.loop_count = count;
-  out_.program.steps.push_back(Superstep{"after loop", {}, {}});
+  out_.program.steps.push_back(Superstep{.label = "after loop"});
   in_loop_ = false;
 }
 
@@ -225,24 +254,16 @@ Lowered LoweringContext::finish() {
     AllocationRequest& r = a.request;
     if (r.first < p.loop_begin && r.last >= p.loop_begin) r.last = std::max(r.last, p.loop_end - 1);
   }
-  // Exchange in endpoint-balanced waves; then support: code for the kernels each tile
-  // runs, and its exchange instruction tables (per piece sent or received, per wave).
-  schedule_exchange_waves(p, tiles(), options.exchange_stream_words);
+  // Data a tile holds is copied locally, not looped back; the rest of the exchange in
+  // endpoint-balanced waves, then scheduled cycle by cycle. Then support: code for the
+  // kernels each tile runs, and its exchange instruction tables.
+  split_local_copies(p);
+  schedule_exchange_waves(p, tiles(), options.exchange_stream_words, machine.max_transfer_words);
+  schedule_exchange(p, machine);
   std::vector<std::set<KernelKind>> kinds(tiles());
-  std::vector<std::uint64_t> table(tiles(), 0);
-  for (const Superstep& s : p.steps) {
+  for (const Superstep& s : p.steps)
     for (const KernelCall& c : s.compute) kinds[c.tile].insert(c.kind);
-    std::vector<std::set<std::uint32_t>> waves_of(tiles());
-    for (const Transfer& t : s.exchange) {
-      table[t.source.tile] += kExchangeBytesPerRun;
-      waves_of[t.source.tile].insert(t.wave);
-      for (const Endpoint& d : t.destinations) {
-        table[d.tile] += kExchangeBytesPerRun;
-        waves_of[d.tile].insert(t.wave);
-      }
-    }
-    for (std::uint32_t t = 0; t < tiles(); ++t) table[t] += kExchangeBytesPerStep * waves_of[t].size();
-  }
+  const std::vector<std::uint64_t> table = exchange_table_bytes(p, tiles());
   p.profiling = options.profiling;
   const std::vector<std::uint64_t> records = profile_records_per_tile(p, tiles(), options.profiling);
   for (std::uint32_t t = 0; t < tiles(); ++t) {

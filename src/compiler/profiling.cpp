@@ -47,8 +47,11 @@ std::vector<std::uint64_t> profile_records_per_tile(const CompiledProgram& p, st
       if (kernel) ++per_step[c.tile];
       computes[c.tile] = true;
     }
-    if (!kernel)
-      for (std::uint32_t t = 0; t < tiles; ++t) per_step[t] += computes[t] ? 1 : 0;
+    std::vector<bool> copies(tiles, false);  // a tile's local copies: one call after its kernels
+    for (const LocalCopy& c : step.local_copies)
+      if (c.tile < tiles) copies[c.tile] = true;
+    for (std::uint32_t t = 0; t < tiles; ++t)
+      per_step[t] += kernel ? (copies[t] ? 1 : 0) : (computes[t] || copies[t] ? 1 : 0);
     if (!step.exchange.empty()) {
       std::vector<std::set<std::uint32_t>> waves(tiles);  // waves each tile takes part in
       for (const Transfer& x : step.exchange) {

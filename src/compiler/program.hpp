@@ -49,13 +49,42 @@ struct Transfer {
   std::uint32_t source_layer_stride = 0;
   std::vector<Endpoint> destinations;  // multicast: sent once, received by each
   std::uint32_t wave = 0;  // exchange wave inside the phase (exchange_waves.hpp)
+  // The exchange schedule (exchange_schedule.hpp), in cycles from the start of the phase's
+  // timed exchange (after its overhead): the first word leaves the sender's lane at
+  // send_cycle and lands on every destination at land_cycle, one word per cycle.
+  std::uint32_t send_cycle = 0;
+  std::uint32_t land_cycle = 0;
+  std::uint32_t words() const { return bytes / 4; }
+  std::uint32_t land_end() const { return land_cycle + words(); }
+};
+
+// A receiver selects its incoming sender and sets its write pointer: from `cycle` on,
+// `tile` listens to `source` (until its next select event).
+struct SelectEvent {
+  std::uint32_t tile = 0;
+  std::uint32_t cycle = 0;
+  std::uint32_t source = 0;
+  bool operator==(const SelectEvent&) const = default;
+};
+
+// Data a tile already holds, wanted elsewhere on the same tile: copied by the tile's
+// workers at the end of its compute phase, not looped back through the exchange.
+struct LocalCopy {
+  std::uint32_t tile = 0;
+  Endpoint source;  // on `tile`
+  std::uint32_t bytes = 0;
+  std::uint32_t source_layer_stride = 0;
+  Endpoint destination;  // on `tile`
 };
 
 struct Superstep {
   std::string label;
-  std::vector<KernelCall> compute;
-  std::vector<Transfer> exchange;  // in wave order
+  std::vector<KernelCall> compute{};
+  std::vector<Transfer> exchange{};  // in wave order
   std::uint32_t waves = 0;         // exchange waves of this phase
+  std::vector<LocalCopy> local_copies{};  // after the compute phase's kernels, on each tile
+  std::vector<SelectEvent> selects{};   // the receivers' control, by tile then cycle
+  std::uint32_t exchange_cycles = 0;    // scheduled length: the last word's landing (no overhead)
 };
 
 // One allocation on one tile: what placement is asked for and what it answered.

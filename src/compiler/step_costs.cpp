@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/exchange_schedule.hpp"
 #include "compiler/program_walk.hpp"
 
 namespace tilevit::compiler {
@@ -14,27 +15,21 @@ std::uint64_t estimate_call_uncalibrated_cycles(const target::MachineDescription
   return kernel_info(c.kind).uncalibrated_cycles(m, c.shape());
 }
 
+std::vector<std::uint64_t> tile_local_copy_bytes(const target::MachineDescription& m, const Superstep& s) {
+  std::vector<std::uint64_t> bytes(m.tiles, 0);
+  for (const LocalCopy& c : s.local_copies) bytes.at(c.tile) += c.bytes;
+  return bytes;
+}
+
 std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& m, const Superstep& s) {
   // Measured kernel cycles include their launch (docs/COST_MODEL.md): no launch term here.
   std::vector<std::uint64_t> busy(m.tiles, 0);
   for (const KernelCall& c : s.compute) busy.at(c.tile) += estimate_call_cycles(m, c);
-  return busy;
-}
-
-std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& m, const Superstep& s) {
-  std::uint32_t waves = 0;
-  for (const Transfer& t : s.exchange) waves = std::max(waves, t.wave + 1);
-  std::vector<std::vector<std::uint64_t>> sent(waves, std::vector<std::uint64_t>(m.tiles, 0)),
-      received(waves, std::vector<std::uint64_t>(m.tiles, 0));
-  for (const Transfer& t : s.exchange) {
-    sent[t.wave].at(t.source.tile) += t.bytes;
-    for (const Endpoint& d : t.destinations) received[t.wave].at(d.tile) += t.bytes;
+  if (!s.local_copies.empty()) {
+    const auto copied = tile_local_copy_bytes(m, s);
+    for (std::uint32_t t = 0; t < m.tiles; ++t) busy[t] += local_copy_cycles(m, copied[t]);
   }
-  for (std::uint32_t w = 0; w < waves; ++w)
-    for (std::uint32_t t = 0; t < m.tiles; ++t)
-      sent[w][t] = std::max((sent[w][t] + m.exchange_send_bytes_per_cycle - 1) / m.exchange_send_bytes_per_cycle,
-                            (received[w][t] + m.exchange_receive_bytes_per_cycle - 1) / m.exchange_receive_bytes_per_cycle);
-  return sent;
+  return busy;
 }
 
 StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) {
@@ -45,11 +40,16 @@ StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) 
     cost.compute = busy[slowest];
     for (const KernelCall& c : s.compute)
       if (c.tile == slowest) cost.compute_uncalibrated += estimate_call_uncalibrated_cycles(m, c);
+    // The local copy's 288 + 8 B/cycle is a quoted rule, not a measured call.
+    std::uint64_t copied = 0;
+    for (const LocalCopy& c : s.local_copies)
+      if (c.tile == slowest) copied += c.bytes;
+    cost.compute_uncalibrated += local_copy_cycles(m, copied);
   }
   if (!s.exchange.empty()) {
-    // Waves run one after another; a wave lasts as long as its busiest endpoint.
-    for (const auto& wave : tile_wave_cycles(m, s)) cost.exchange += *std::max_element(wave.begin(), wave.end());
-    cost.sync = m.sync_cycles;
+    // The stored schedule: the phase lasts until its last word lands.
+    cost.exchange = s.exchange_cycles;
+    cost.sync = m.phase_overhead_cycles;
   }
   return cost;
 }

@@ -11,8 +11,9 @@
 
 namespace tilevit::compiler {
 
-// One superstep: slowest tile's compute, then the exchange phase (receive-bound words at
-// the machine's rate, multicast sent once, waves one after another) plus sync.
+// One superstep: slowest tile's compute (its kernels, then its local copies), then, if it
+// exchanges, the phase overhead (sync and set-up) and the scheduled exchange up to its
+// last landing (exchange_schedule.hpp).
 struct StepCost {
   std::uint64_t compute = 0, exchange = 0, sync = 0;
   // The part of `compute` (the slowest tile's) that no measurement covers (kernel_table.hpp).
@@ -23,10 +24,10 @@ StepCost estimate_step(const target::MachineDescription& machine, const Superste
 // Every step of the program, in program order (the loop body once).
 std::vector<StepCost> step_costs(const target::MachineDescription& machine, const CompiledProgram& program);
 
-// The parts of a step's cost per tile: each tile's compute cycles, and per exchange wave
-// each tile's busy cycles (max of its sent and received bytes at the machine's rates).
+// Each tile's compute cycles in a step: its kernel calls and its one local copy call.
 std::vector<std::uint64_t> tile_compute_cycles(const target::MachineDescription& machine, const Superstep& step);
-std::vector<std::vector<std::uint64_t>> tile_wave_cycles(const target::MachineDescription& machine, const Superstep& step);
+// Bytes each tile copies locally in a step.
+std::vector<std::uint64_t> tile_local_copy_bytes(const target::MachineDescription& machine, const Superstep& step);
 std::uint64_t estimate_call_cycles(const target::MachineDescription& machine, const KernelCall& call);
 std::uint64_t estimate_call_uncalibrated_cycles(const target::MachineDescription& machine, const KernelCall& call);
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "compiler/program_walk.hpp"
+#include "compiler/verify_schedule.hpp"
 
 namespace tilevit::compiler {
 namespace {
@@ -253,13 +254,18 @@ struct Checker {
             fail("superstep " + std::to_string(step) + ": transfer to tile " + std::to_string(d.tile));
             continue;
           }
+          if (d.tile == t.source.tile)
+            fail(where(d.tile, step) + ": a transfer loops back to its sender (data a tile holds is copied locally)");
           if (d.offset % 4) fail(where(d.tile, step) + ": transfer destination offset is not word aligned");
-          if (check_range("transfer destination", d.tile, step, d.allocation, d.offset, t.bytes, 0)) {
+          const std::string pointer = "transfer destination (pointer at cycle " + std::to_string(t.land_cycle) + ")";
+          if (check_range(pointer, d.tile, step, d.allocation, d.offset, t.bytes, 0)) {
             const std::uint64_t a = p.allocations[d.allocation].address + std::uint64_t(d.offset);
             writes[d.tile].push_back({a, a + t.bytes});
           }
         }
       }
+      check_local_copies(step, reads, writes);
+      check_exchange_schedule(m, p, step, [this](const std::string& message) { fail(message); });
       for (auto& [tile, ranges] : writes) {
         std::sort(ranges.begin(), ranges.end());
         for (std::size_t i = 1; i < ranges.size(); ++i)
@@ -276,6 +282,29 @@ struct Checker {
             break;
           }
         }
+      }
+    }
+  }
+
+  // Local copies: both ends on the copying tile, in range and live; their bytes join the
+  // phase's reads and writes (no other transfer of the phase may touch them).
+  void check_local_copies(std::uint32_t step, std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>>& reads,
+                          std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>>& writes) {
+    for (const LocalCopy& c : p.steps[step].local_copies) {
+      if (c.tile >= m.tiles || c.source.tile != c.tile || c.destination.tile != c.tile) {
+        fail("superstep " + std::to_string(step) + ": local copy on tile " + std::to_string(c.tile) + " names tiles " +
+             std::to_string(c.source.tile) + " and " + std::to_string(c.destination.tile));
+        continue;
+      }
+      if (c.bytes == 0 || c.bytes % 4 || c.source.offset % 4 || c.destination.offset % 4)
+        fail(where(c.tile, step) + ": local copy of " + std::to_string(c.bytes) + " B is not whole aligned 32-bit words");
+      if (check_range("local copy source", c.tile, step, c.source.allocation, c.source.offset, c.bytes, c.source_layer_stride)) {
+        const std::uint64_t a = p.allocations[c.source.allocation].address + std::uint64_t(c.source.offset);
+        reads[c.tile].push_back({a, a + c.bytes + std::uint64_t(c.source_layer_stride) * (iterations(step) - 1)});
+      }
+      if (check_range("local copy destination", c.tile, step, c.destination.allocation, c.destination.offset, c.bytes, 0)) {
+        const std::uint64_t a = p.allocations[c.destination.allocation].address + std::uint64_t(c.destination.offset);
+        writes[c.tile].push_back({a, a + c.bytes});
       }
     }
   }

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 
 #include "compiler/program_walk.hpp"
-#include "compiler/step_costs.hpp"
+#include "compiler/exchange_schedule.hpp"
 #include "device/kernels.hpp"
 #include "device/weight_values.hpp"
 #include "model/patches.hpp"
@@ -59,6 +59,25 @@ void check_signature(const compiler::KernelCall& call, std::size_t step) {
                 kExitInternal);
 }
 
+// Modelled cycles of every step, from what the package stores: per tile the kernel
+// table's cycles of its calls and of its one local copy call, the slowest tile's; then,
+// if the step exchanges, the phase overhead and the schedule up to its last landing.
+std::vector<std::uint64_t> scheduled_step_cycles(const target::MachineDescription& m, const compiler::CompiledProgram& p) {
+  std::vector<std::uint64_t> cycles;
+  std::vector<std::uint64_t> busy(m.tiles), copied(m.tiles);
+  for (const compiler::Superstep& s : p.steps) {
+    std::fill(busy.begin(), busy.end(), 0), std::fill(copied.begin(), copied.end(), 0);
+    for (const compiler::KernelCall& c : s.compute) busy.at(c.tile) += compiler::kernel_info(c.kind).cycles(m, c.shape());
+    for (const compiler::LocalCopy& c : s.local_copies) copied.at(c.tile) += c.bytes;
+    std::uint64_t slowest = 0;
+    for (std::uint32_t t = 0; t < m.tiles; ++t) slowest = std::max(slowest, busy[t] + compiler::local_copy_cycles(m, copied[t]));
+    std::uint64_t last_landing = 0;
+    for (const compiler::Transfer& x : s.exchange) last_landing = std::max<std::uint64_t>(last_landing, x.land_end());
+    cycles.push_back(slowest + (s.exchange.empty() ? 0 : m.phase_overhead_cycles + last_landing));
+  }
+  return cycles;
+}
+
 }  // namespace
 
 TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile)
@@ -75,6 +94,7 @@ TileMemory::~TileMemory() { munmap(base_, mapped_); }
 Device::Device(compiler::Executable program)
     : pkg_(std::move(program)), sram_(pkg_.machine.tiles, pkg_.machine.sram_size) {
   // Calls grouped per tile, once, so a compute phase runs tiles in parallel.
+  local_moves_.resize(pkg_.program.steps.size());
   for (std::size_t s = 0; s < pkg_.program.steps.size(); ++s) {
     const auto& calls = pkg_.program.steps[s].compute;
     std::vector<std::vector<std::uint32_t>> per_tile;
@@ -106,7 +126,9 @@ Device::Device(compiler::Executable program)
       return true;
     };
     Exchange ex;
-    for (const auto& x : pkg_.program.steps[s].exchange) {
+    for (const compiler::LocalCopy& c : pkg_.program.steps[s].local_copies)
+      local_moves_[s].push_back(compiler::Transfer{c.source, c.bytes, c.source_layer_stride, {c.destination}});
+    for_each_move(static_cast<std::uint32_t>(s), [&](const compiler::Transfer& x) {
       Transfer t;
       t.source_tile = x.source.tile, t.source_stride = x.source_layer_stride, t.bytes = x.bytes;
       t.first = static_cast<std::uint32_t>(ex.destinations.size());
@@ -118,11 +140,11 @@ Device::Device(compiler::Executable program)
         ex.destinations.push_back(out);
       }
       ex.transfers.push_back(t);
-    }
+    });
     resolve_copies(ex);
     exchange_.push_back(std::move(ex));
   }
-  for (const compiler::StepCost& c : compiler::step_costs(pkg_.machine, pkg_.program)) step_cycles_.push_back(c.total());
+  step_cycles_ = scheduled_step_cycles(pkg_.machine, pkg_.program);
   // The fused phases that can occur: step s after s - 1, and the loop's first step after
   // its last (the next iteration).
   const auto& p = pkg_.program;
@@ -267,11 +289,11 @@ Device::Fusion Device::make_fusion(std::uint32_t producer, std::uint32_t step) c
   auto iterations = [&](std::uint32_t s) -> std::uint64_t { return compiler::executions(P, s); };
   // Source ranges of the producer's exchange per tile, over all its iterations.
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> sources(pkg_.machine.tiles);
-  for (const auto& x : P.steps[producer].exchange) {
-    if (x.source.tile >= pkg_.machine.tiles || x.source.allocation >= P.allocations.size()) continue;  // unresolved: never fused
+  for_each_move(producer, [&](const compiler::Transfer& x) {
+    if (x.source.tile >= pkg_.machine.tiles || x.source.allocation >= P.allocations.size()) return;  // unresolved: never fused
     const std::uint64_t b = P.allocations[x.source.allocation].address - base + x.source.offset;
     sources[x.source.tile].push_back({b, b + x.bytes + std::uint64_t(x.source_layer_stride) * (iterations(producer) - 1)});
-  }
+  });
   Fusion f;
   const auto& groups = tile_calls_[step];
   std::vector<std::int32_t> group_of(pkg_.machine.tiles, -1);
@@ -304,12 +326,12 @@ Device::Fusion Device::make_fusion(std::uint32_t producer, std::uint32_t step) c
   std::vector<std::vector<std::uint32_t>> releases(n);
   for (std::size_t j = 0; j < n; ++j)
     if (f.deferred[j]) releases[j].push_back(static_cast<std::uint32_t>(j));
-  for (const auto& x : P.steps[producer].exchange) {
-    if (x.source.tile >= pkg_.machine.tiles || entry_of[x.source.tile] < 0 || !f.deferred[entry_of[x.source.tile]]) continue;
+  for_each_move(producer, [&](const compiler::Transfer& x) {
+    if (x.source.tile >= pkg_.machine.tiles || entry_of[x.source.tile] < 0 || !f.deferred[entry_of[x.source.tile]]) return;
     const auto k = static_cast<std::uint32_t>(entry_of[x.source.tile]);
     for (const auto& d : x.destinations)
       if (d.tile < pkg_.machine.tiles && entry_of[d.tile] >= 0) releases[entry_of[d.tile]].push_back(k);
-  }
+  });
   f.waits.assign(n, 0);
   f.release_first.assign(n + 1, 0);
   for (std::size_t j = 0; j < n; ++j) {
@@ -388,7 +410,7 @@ void Device::exchange_phase(std::uint32_t step, std::uint32_t iteration) {
 // message naming tile, superstep and direction.
 void Device::transfer_failed(std::uint32_t step, std::uint32_t transfer, std::uint32_t iteration) const {
   const auto& s = pkg_.program.steps[step];
-  const auto& x = s.exchange[transfer];
+  const auto& x = transfer < s.exchange.size() ? s.exchange[transfer] : local_moves_[step][transfer - s.exchange.size()];
   const auto& allocations = pkg_.program.allocations;
   auto check = [&](const compiler::Endpoint& e, std::uint64_t extra, const char* what) {
     AccessContext ctx{e.tile, step, s.label.c_str(), what};

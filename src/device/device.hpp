@@ -19,7 +19,7 @@ namespace tilevit::device {
 
 struct CallTiming {
   double upload_seconds = 0, execute_seconds = 0, download_seconds = 0;
-  std::uint64_t device_cycles = 0;  // modelled (compile.hpp's per-superstep estimate)
+  std::uint64_t device_cycles = 0;  // modelled: kernel table cycles and the package's exchange schedule
 };
 
 class Device {
@@ -89,7 +89,17 @@ class Device {
   TileMemory sram_;  // per tile, sram_size bytes from sram_base
   std::vector<Exchange> exchange_;  // per step
   std::vector<std::vector<std::vector<std::uint32_t>>> tile_calls_;  // per step: per active tile, call indices
-  std::vector<std::uint64_t> step_cycles_;  // modelled cycles of each superstep
+  std::vector<std::uint64_t> step_cycles_;  // modelled cycles of each superstep (from the stored schedule)
+  // Per step, its local copies as one-destination transfers: the device runs them with
+  // the step's exchange (at the end of the compute phase on the hardware; no kernel
+  // between reads or writes them, so the bytes are the same).
+  std::vector<std::vector<compiler::Transfer>> local_moves_;
+  // The step's transfers, then its local copies (the index order of Exchange::transfers).
+  template <typename F>
+  void for_each_move(std::uint32_t step, F&& f) const {
+    for (const auto& x : pkg_.program.steps[step].exchange) f(x);
+    for (const auto& x : local_moves_[step]) f(x);
+  }
   bool weights_loaded_ = false;
 };
 

@@ -12,6 +12,58 @@ namespace {
 using namespace compiler;
 
 constexpr std::uint32_t kMaxCount = 1u << 26;  // bounds every table before allocating
+// Version 2: the exchange schedule (send and landing cycles, select events, phase
+// length) and local copies.
+constexpr std::uint32_t kProgramVersion = 2;
+
+void write_endpoint(ByteWriter& w, const Endpoint& e) {
+  w.write_u32(e.tile);
+  w.write_u32(e.allocation);
+  w.write_u32(e.offset);
+}
+
+Endpoint read_endpoint(ByteReader& r) {
+  Endpoint e;
+  e.tile = r.read_u32();
+  e.allocation = r.read_u32();
+  e.offset = r.read_u32();
+  return e;
+}
+
+void write_schedule(ByteWriter& w, const Superstep& s) {
+  w.write_u32(s.exchange_cycles);
+  w.write_count(s.selects.size());
+  for (const SelectEvent& e : s.selects)
+    for (std::uint32_t v : {e.tile, e.cycle, e.source}) w.write_u32(v);
+  w.write_count(s.local_copies.size());
+  for (const LocalCopy& c : s.local_copies) {
+    w.write_u32(c.tile);
+    write_endpoint(w, c.source);
+    w.write_u32(c.bytes);
+    w.write_u32(c.source_layer_stride);
+    write_endpoint(w, c.destination);
+  }
+}
+
+void read_schedule(ByteReader& r, Superstep& s) {
+  s.exchange_cycles = r.read_u32();
+  const std::uint32_t selects = r.read_count(kMaxCount, 12);
+  for (std::uint32_t i = 0; i < selects; ++i) {
+    SelectEvent e;
+    for (std::uint32_t* v : {&e.tile, &e.cycle, &e.source}) *v = r.read_u32();
+    s.selects.push_back(e);
+  }
+  const std::uint32_t copies = r.read_count(kMaxCount, 36);
+  for (std::uint32_t i = 0; i < copies; ++i) {
+    LocalCopy c;
+    c.tile = r.read_u32();
+    c.source = read_endpoint(r);
+    c.bytes = r.read_u32();
+    c.source_layer_stride = r.read_u32();
+    c.destination = read_endpoint(r);
+    s.local_copies.push_back(c);
+  }
+}
 
 std::vector<std::byte> text_bytes(const std::string& text) {
   std::vector<std::byte> out(text.size());
@@ -104,15 +156,14 @@ ContainerWriter encode_package(const Executable& executable) {
       pr.write_u32(x.bytes);
       pr.write_u32(x.source_layer_stride);
       pr.write_u32(x.wave);
+      pr.write_u32(x.send_cycle);
+      pr.write_u32(x.land_cycle);
       pr.write_count(x.destinations.size());
-      for (const Endpoint& e : x.destinations) {
-        pr.write_u32(e.tile);
-        pr.write_u32(e.allocation);
-        pr.write_u32(e.offset);
-      }
+      for (const Endpoint& e : x.destinations) write_endpoint(pr, e);
     }
+    write_schedule(pr, s);
   }
-  w.add_section("program", 1, std::move(pr).bytes());
+  w.add_section("program", kProgramVersion, std::move(pr).bytes());
 
   ByteWriter pl;
   pl.write_count(p.allocations.size());
@@ -210,7 +261,7 @@ Executable decode_package(const Container& c) {
   }
   t.expect_end();
 
-  ByteReader r = c.reader(c.require("program", 1));
+  ByteReader r = c.reader(c.require("program", kProgramVersion));
   CompiledProgram& p = out.program;
   const std::uint32_t ops = r.read_count(kMaxCount, 4);
   for (std::uint32_t i = 0; i < ops; ++i) p.op_names.push_back(r.read_string(256));
@@ -248,7 +299,7 @@ Executable decode_package(const Container& c) {
       }
       s.compute.push_back(std::move(call));
     }
-    const std::uint32_t transfers = r.read_count(kMaxCount, 28);
+    const std::uint32_t transfers = r.read_count(kMaxCount, 36);
     for (std::uint32_t k = 0; k < transfers; ++k) {
       Transfer x;
       x.source.tile = r.read_u32();
@@ -264,16 +315,13 @@ Executable decode_package(const Container& c) {
       if (x.wave < first_allowed || x.wave > first_allowed + (s.exchange.empty() ? 0 : 1))
         r.fail("transfer in wave " + std::to_string(x.wave) + " after wave " + std::to_string(first_allowed) +
                " (waves are numbered densely, in order)");
+      x.send_cycle = r.read_u32();
+      x.land_cycle = r.read_u32();
       const std::uint32_t dsts = r.read_count(kMaxCount, 12);
-      for (std::uint32_t d = 0; d < dsts; ++d) {
-        Endpoint e;
-        e.tile = r.read_u32();
-        e.allocation = r.read_u32();
-        e.offset = r.read_u32();
-        x.destinations.push_back(e);
-      }
+      for (std::uint32_t d = 0; d < dsts; ++d) x.destinations.push_back(read_endpoint(r));
       s.exchange.push_back(std::move(x));
     }
+    read_schedule(r, s);
     const std::uint32_t used_waves = s.exchange.empty() ? 0 : s.exchange.back().wave + 1;
     if (s.waves != used_waves)
       r.fail("superstep " + std::to_string(i) + " declares " + std::to_string(s.waves) + " exchange waves, its transfers use " +

@@ -67,6 +67,8 @@ class Recorder {
           add(t, c, c + cycles, meta, 0, 0, call_flops(call));
           c += cycles;
         }
+        const StepMeta copy{SampleKind::compute, index, layer, s.label, "local copy", "", ""};
+        add(t, c, at + d.busy[t], copy, 0, 0, 0);  // the tile's local copy call, after its kernels
       } else if (d.busy[t] > 0) {
         add(t, at, at + d.busy[t], compute_meta(d, s, t, index, layer), 0, 0, d.flops[t]);
       }
@@ -74,42 +76,42 @@ class Recorder {
     }
     at += d.compute;
     if (s.exchange.empty()) return at;
-    const std::uint64_t exchange_start = at + m_.sync_cycles;
-    std::uint64_t phase_end = exchange_start;
-    for (const auto& w : d.wave_cycles) phase_end += *std::max_element(w.begin(), w.end());
+    // The phase overhead, then the stored schedule: per tile and wave the span from its
+    // first send or landing to its last word's.
+    const std::uint64_t exchange_start = at + m_.phase_overhead_cycles;
+    const std::uint64_t phase_end = exchange_start + s.exchange_cycles;
+    const StepMeta idle{SampleKind::idle, index, layer, s.label, "", "", ""};
     for (std::uint32_t t = 0; t < m_.tiles; ++t) {
-      total(SampleKind::sync, m_.sync_cycles);
-      std::uint64_t busy = 0, sent = 0, received = 0;
-      for (std::size_t w = 0; w < d.wave_cycles.size(); ++w) {
-        busy += d.wave_cycles[w][t];
-        sent += d.sent[w][t];
-        received += d.received[w][t];
+      total(SampleKind::sync, m_.phase_overhead_cycles);
+      std::uint64_t busy = 0, sent = 0, received = 0, first = UINT64_MAX, last = 0;
+      for (const WaveSpan& w : d.spans[t]) {
+        busy += w.end - w.start, sent += w.sent, received += w.received;
+        first = std::min<std::uint64_t>(first, w.start), last = std::max<std::uint64_t>(last, w.end);
       }
+      busy = std::min<std::uint64_t>(busy, s.exchange_cycles);
       total(SampleKind::exchange, busy);
-      total(SampleKind::idle, phase_end - exchange_start - busy);
+      total(SampleKind::idle, s.exchange_cycles - busy);
       sent_[t] += sent;
       received_[t] += received;
       if (!samples) continue;
       add(t, at, exchange_start, StepMeta{SampleKind::sync, index, layer, s.label, "", "", ""}, 0, 0, 0);
-      const StepMeta idle{SampleKind::idle, index, layer, s.label, "", "", ""};
-      if (kernel) {  // one sample per wave the tile takes part in
-        std::uint64_t w_at = exchange_start;
-        for (std::size_t w = 0; w < d.wave_cycles.size(); ++w) {
-          const std::uint64_t length = *std::max_element(d.wave_cycles[w].begin(), d.wave_cycles[w].end());
-          const std::uint64_t c = d.wave_cycles[w][t];
-          const std::string wave = "wave " + std::to_string(w + 1) + " of " + std::to_string(d.wave_cycles.size());
-          if (c > 0)
-            add(t, w_at, w_at + c, StepMeta{SampleKind::exchange, index, layer, s.label, "", "", wave},
-                saturate(d.sent[w][t]), saturate(d.received[w][t]), 0);
-          add(t, w_at + c, w_at + length, idle, 0, 0, 0);
-          w_at += length;
-        }
-      } else if (busy > 0) {  // the tile runs its exchange program until the phase ends
-        add(t, exchange_start, phase_end, StepMeta{SampleKind::exchange, index, layer, s.label, "", "", ""},
-            saturate(sent), saturate(received), 0);
-      } else {
+      if (d.spans[t].empty()) {
         add(t, exchange_start, phase_end, idle, 0, 0, 0);
+        continue;
       }
+      std::uint64_t c = exchange_start;
+      auto span = [&](std::uint64_t start, std::uint64_t end, const std::string& shape, std::uint64_t out, std::uint64_t in) {
+        add(t, c, exchange_start + start, idle, 0, 0, 0);
+        add(t, exchange_start + start, exchange_start + end, StepMeta{SampleKind::exchange, index, layer, s.label, "", "", shape},
+            saturate(out), saturate(in), 0);
+        c = exchange_start + end;
+      };
+      if (kernel)  // one sample per wave the tile takes part in
+        for (const WaveSpan& w : d.spans[t])
+          span(w.start, w.end, "wave " + std::to_string(w.wave + 1) + " of " + std::to_string(s.waves), w.sent, w.received);
+      else
+        span(first, last, "", sent, received);
+      add(t, c, phase_end, idle, 0, 0, 0);
     }
     return phase_end;
   }
@@ -132,12 +134,18 @@ class Recorder {
   std::vector<std::uint64_t> flops_, sent_, received_;  // per tile, whole call
 
  private:
+  // A tile's exchange in one wave, in cycles of the phase's schedule; words sent
+  // (multicast once) and received.
+  struct WaveSpan {
+    std::uint32_t wave = 0, start = UINT32_MAX, end = 0;
+    std::uint64_t sent = 0, received = 0;
+  };
   struct StepData {
     bool ready = false;
     std::vector<std::uint64_t> busy, flops;
     std::uint64_t compute = 0;
     std::vector<std::vector<std::uint32_t>> calls;  // per tile, indices into compute
-    std::vector<std::vector<std::uint64_t>> wave_cycles, sent, received;  // [wave][tile], words
+    std::vector<std::vector<WaveSpan>> spans;  // per tile, by wave
   };
 
   StepData& data(std::uint32_t index) {
@@ -152,14 +160,20 @@ class Recorder {
       d.calls.at(s.compute[i].tile).push_back(i);
       d.flops[s.compute[i].tile] += call_flops(s.compute[i]);
     }
-    if (!s.exchange.empty()) {
-      d.wave_cycles = compiler::tile_wave_cycles(m_, s);
-      d.sent.assign(d.wave_cycles.size(), std::vector<std::uint64_t>(m_.tiles, 0));
-      d.received = d.sent;
-      for (const compiler::Transfer& x : s.exchange) {
-        const std::uint64_t words = (x.bytes + 3) / 4;  // transfers are whole words
-        d.sent[x.wave][x.source.tile] += words;         // multicast: sent once
-        for (const compiler::Endpoint& e : x.destinations) d.received[x.wave][e.tile] += words;
+    d.spans.resize(m_.tiles);
+    auto span = [&](std::uint32_t tile, std::uint32_t wave) -> WaveSpan& {
+      auto& list = d.spans.at(tile);
+      if (list.empty() || list.back().wave != wave) list.push_back(WaveSpan{wave});  // transfers are in wave order
+      return list.back();
+    };
+    for (const compiler::Transfer& x : s.exchange) {
+      WaveSpan& out = span(x.source.tile, x.wave);
+      out.start = std::min(out.start, x.send_cycle), out.end = std::max(out.end, x.send_cycle + x.words());
+      out.sent += x.words();
+      for (const compiler::Endpoint& e : x.destinations) {
+        WaveSpan& in = span(e.tile, x.wave);
+        in.start = std::min(in.start, x.land_cycle), in.end = std::max(in.end, x.land_end());
+        in.received += x.words();
       }
     }
     d.ready = true;

@@ -445,7 +445,13 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
     SectionReader r(*singles["exchange"], source);
     m.exchange_send_bytes_per_cycle = r.u32("send_bytes_per_cycle", 1, 1 << 16);
     m.exchange_receive_bytes_per_cycle = r.u32("receive_bytes_per_cycle", 1, 1 << 16);
-    m.sync_cycles = r.u32("sync_cycles");
+    m.latency_cycles = r.u32("latency_cycles", 0, 1 << 20);
+    m.latency_cycles_per_row = r.u32("latency_cycles_per_row", 0, 1 << 16);
+    m.max_transfer_words = r.u32("max_transfer_words", 1, 1 << 24);
+    m.source_switch_cycles = r.u32("source_switch_cycles", 0, 1 << 20);
+    m.pointer_switch_cycles = r.u32("pointer_switch_cycles", 0, 1 << 20);
+    m.section_join_cycles = r.u32("section_join_cycles", 0, 1 << 20);
+    m.phase_overhead_cycles = r.u32("phase_overhead_cycles", 0, 1 << 24);
     r.finish();
   }
   {
@@ -479,7 +485,10 @@ std::string to_text(const MachineDescription& m) {
     out << "\n[reserved " << v.name << "]\nkind = " << to_string(v.kind) << "\nstart = " << hex(v.start)
         << "\nsize = " << v.size << "\nwhen = " << to_string(v.when) << "\n";
   out << "\n[exchange]\nsend_bytes_per_cycle = " << m.exchange_send_bytes_per_cycle
-      << "\nreceive_bytes_per_cycle = " << m.exchange_receive_bytes_per_cycle << "\nsync_cycles = " << m.sync_cycles
+      << "\nreceive_bytes_per_cycle = " << m.exchange_receive_bytes_per_cycle << "\nlatency_cycles = " << m.latency_cycles
+      << "\nlatency_cycles_per_row = " << m.latency_cycles_per_row << "\nmax_transfer_words = " << m.max_transfer_words
+      << "\nsource_switch_cycles = " << m.source_switch_cycles << "\npointer_switch_cycles = " << m.pointer_switch_cycles
+      << "\nsection_join_cycles = " << m.section_join_cycles << "\nphase_overhead_cycles = " << m.phase_overhead_cycles
       << "\n";
   out << "\n[matrix]\nflop_per_cycle_fp32 = " << m.flop_per_cycle_fp32 << "\nflop_per_cycle_fp16 = "
       << m.flop_per_cycle_fp16 << "\nflop_per_cycle_fp8 = " << m.flop_per_cycle_fp8 << "\n";

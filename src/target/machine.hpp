@@ -95,7 +95,15 @@ struct MachineDescription {
   // [exchange]
   std::uint32_t exchange_send_bytes_per_cycle = 0;     // per tile
   std::uint32_t exchange_receive_bytes_per_cycle = 0;  // per tile
-  std::uint32_t sync_cycles = 0;                       // per exchange phase
+  // The exchange's timing rules (docs/EXCHANGE_SCHEDULE.md; figures from
+  // /work/shared/reference/measurements/EXCHANGE.md).
+  std::uint32_t latency_cycles = 0;           // send to landing: latency_cycles + latency_cycles_per_row x physical row
+  std::uint32_t latency_cycles_per_row = 0;
+  std::uint32_t max_transfer_words = 0;       // longest single transfer (MAX_TRANSFER_WORDS)
+  std::uint32_t source_switch_cycles = 0;     // receiver selects another sender and sets its pointer
+  std::uint32_t pointer_switch_cycles = 0;    // receiver moves its write pointer only
+  std::uint32_t section_join_cycles = 0;      // joining two timed exchange sections (between waves)
+  std::uint32_t phase_overhead_cycles = 0;    // sync and set-up per exchange phase (measured residual)
   // [matrix]: FLOP per tile per cycle (a multiply-add counts 2)
   std::uint32_t flop_per_cycle_fp32 = 0;
   std::uint32_t flop_per_cycle_fp16 = 0;
@@ -104,6 +112,10 @@ struct MachineDescription {
   CostCoefficients costs;
 
   std::uint32_t sram_end() const { return sram_base + sram_size; }
+  // Physical row of a tile (tiles are numbered row by row, `columns` to a row).
+  std::uint32_t physical_row(std::uint32_t tile) const { return columns ? tile / columns : 0; }
+  // Cycles from a word's send to its landing on `tile`.
+  std::uint32_t transit_cycles(std::uint32_t tile) const { return latency_cycles + latency_cycles_per_row * physical_row(tile); }
   // Bytes per tile left for tensors, code and tables once reserved ranges are taken out.
   std::uint32_t free_bytes_per_tile(bool profiling) const;
   // The region holding `address`, or nullptr.

@@ -4,6 +4,8 @@
 #include <set>
 
 #include "compiler/compile.hpp"
+#include "compiler/program_walk.hpp"
+#include "compiler/verify.hpp"
 #include "device/device.hpp"
 #include "model/random_model.hpp"
 #include "reference/forward.hpp"
@@ -144,6 +146,34 @@ TEST(Device, TransferOutsideItsTileIsCaught) {
     EXPECT_NE(message.find(other_tile ? "names memory of another tile" : "outside the tile's SRAM"), std::string::npos)
         << message;
   }
+}
+
+// The device model's cycles follow the package's schedule, not the compiler's estimate:
+// the phase's last landing moved D cycles later adds D cycles per execution of its step
+// (and the verifier rejects the package, whose stored phase length no longer covers it).
+TEST(Device, CyclesFollowTheStoredSchedule) {
+  Built b = build(model::ViTConfig::small(), target::test16());
+  auto cycles_of = [&](const compiler::Executable& e) {
+    device::Device dev(e);
+    dev.upload_weights(b.weights);
+    device::CallTiming timing;
+    dev.run(b.images, &timing);
+    return timing.device_cycles;
+  };
+  const std::uint64_t before = cycles_of(b.contents);
+  EXPECT_EQ(before, compiler::summarize_program(b.contents.machine, b.contents.program, b.contents.tensors).estimated_cycles);
+  auto& p = b.contents.program;
+  std::uint32_t step = 0;
+  while (step < p.steps.size() && (p.steps[step].exchange.empty() || !compiler::in_loop(p, step))) ++step;
+  ASSERT_LT(step, p.steps.size());
+  auto& x = p.steps[step].exchange;
+  auto last = std::max_element(x.begin(), x.end(), [](auto& a, auto& c) { return a.land_end() < c.land_end(); });
+  constexpr std::uint32_t kLater = 500;
+  last->send_cycle += kLater, last->land_cycle += kLater;
+  EXPECT_EQ(cycles_of(b.contents), before + std::uint64_t(kLater) * compiler::executions(p, step));
+  const auto report = compiler::verify_program(b.contents.machine, p, b.contents.bindings, b.contents.tensors);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.violations.front().find("the phase's scheduled length is"), std::string::npos) << report.violations.front();
 }
 
 TEST(Device, WeightsOfAnotherModelAreRejected) {

@@ -30,6 +30,20 @@ TEST(Compile, PackageRoundTripsAndVerifies) {
   EXPECT_EQ(c.config.width, 144);
   EXPECT_EQ(c.machine, target::test16());
   EXPECT_TRUE(compiler::verify_program(c.machine, c.program, c.bindings, c.tensors).ok());
+  // The exchange schedule and the local copies come back as stored.
+  for (std::size_t s = 0; s < c.program.steps.size(); ++s) {
+    const auto &got = c.program.steps[s], &want = m.executable.program.steps[s];
+    EXPECT_EQ(got.exchange_cycles, want.exchange_cycles);
+    EXPECT_EQ(got.selects, want.selects);
+    ASSERT_EQ(got.local_copies.size(), want.local_copies.size());
+    for (std::size_t i = 0; i < got.local_copies.size(); ++i)
+      EXPECT_EQ(got.local_copies[i].destination.offset, want.local_copies[i].destination.offset);
+    ASSERT_EQ(got.exchange.size(), want.exchange.size());
+    for (std::size_t i = 0; i < got.exchange.size(); ++i) {
+      EXPECT_EQ(got.exchange[i].send_cycle, want.exchange[i].send_cycle);
+      EXPECT_EQ(got.exchange[i].land_cycle, want.exchange[i].land_cycle);
+    }
+  }
 }
 
 TEST(Compile, SameBytesWithOneOrTwoThreads) {

@@ -64,7 +64,10 @@ TEST(Machine, C600MatchesMachineMd) {
   EXPECT_EQ(m.matrix_alignment, 32u);
   EXPECT_EQ(m.exchange_send_bytes_per_cycle, 4u);
   EXPECT_EQ(m.exchange_receive_bytes_per_cycle, 4u);
-  EXPECT_EQ(m.sync_cycles, 600u);
+  EXPECT_EQ(m.phase_overhead_cycles, 270u);  // median of the 12 measured residuals
+  EXPECT_EQ(m.max_transfer_words, 4148u);
+  EXPECT_EQ(m.transit_cycles(0), 52u);
+  EXPECT_EQ(m.transit_cycles(1471), 52u + 2u * 22u);  // the last of 23 physical rows
   EXPECT_EQ(m.flop_per_cycle_fp32, 32u);
   EXPECT_EQ(m.flop_per_cycle_fp16, 128u);
   EXPECT_EQ(m.flop_per_cycle_fp8, 256u);

@@ -1,0 +1,38 @@
+#pragma once
+// The exchange as an explicit cycle-level schedule (docs/EXCHANGE_SCHEDULE.md). After the
+// waves (exchange_waves.hpp) every piece gets a send cycle on its sender's lane and a
+// landing window on all its receivers, under the machine's [exchange] rules: one word per
+// cycle in and out per tile, a multicast landing on every receiver in the same cycles
+// (its transit set by its farthest receiver), a receiver selecting the sender and setting
+// its pointer before the piece lands, waves run as timed sections joined one after another.
+#include <cstdint>
+
+#include "compiler/program.hpp"
+#include "target/machine.hpp"
+
+namespace tilevit::compiler {
+
+// Moves every destination on its sender's own tile out of the exchange into a LocalCopy
+// of that superstep (data a tile holds is read by its workers, not looped back); a
+// transfer left without destinations is dropped. Run before the waves.
+void split_local_copies(CompiledProgram& program);
+
+// Sets every transfer's send_cycle and land_cycle, each step's select events and its
+// exchange_cycles. Deterministic: append-only earliest-start list scheduling per wave,
+// pieces in (sender, rotated first receiver, destination) order so a receiver takes
+// each sender's pieces as one run.
+void schedule_exchange(CompiledProgram& program, const target::MachineDescription& machine);
+
+// Cycles a multicast takes from its sender's lane to its farthest receiver.
+std::uint32_t transit_cycles(const target::MachineDescription& machine, const Transfer& transfer);
+
+// Whether landing `next` on a tile continues `previous` there without any control: the
+// same sender, written just after it (the receiver's pointer advances by itself).
+bool continues(const Transfer& previous, const Endpoint& previous_destination, const Transfer& next,
+               const Endpoint& next_destination);
+
+// Words a tile's workers copy locally in a step, and the cycles of that one copy call
+// (target::copy_cycles: the six-worker local copy rule, MACHINE.md).
+std::uint64_t local_copy_cycles(const target::MachineDescription& machine, std::uint64_t bytes);
+
+}  // namespace tilevit::compiler
