@@ -9,16 +9,11 @@
 #include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
 #include "support/atomic_file.hpp"
+#include "support/digits.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::cli {
 namespace {
-
-std::string with_commas(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
 
 std::string signed_commas(std::int64_t v) { return (v < 0 ? "-" : v > 0 ? "+" : "") + with_commas(std::uint64_t(std::llabs(v))); }
 

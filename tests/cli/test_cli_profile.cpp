@@ -123,3 +123,19 @@ TEST(CliProfile, ProfilingFlagsCannotChangeAPackage) {
             0);
   fs::remove_all(out);
 }
+
+TEST(CliProfile, RunReportsCalibrationCoverage) {
+  const std::string out = out_dir("coverage");
+  const auto r = run_tilevit("run --preset small --machine " + kMachine + " --inferences 1 --no-reference --no-profile --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel cycles: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention_combine "), std::string::npos) << r.out;
+  const auto report = nlohmann::json::parse(read_all(out + "/run.json"));
+  const auto& c = report["kernel_calibration"];
+  EXPECT_GT(c["compute_cycles"].get<std::uint64_t>(), c["uncalibrated_cycles"].get<std::uint64_t>());
+  EXPECT_GT(c["uncalibrated_cycles"].get<std::uint64_t>(), 0u);
+  EXPECT_LT(c["calibrated_share"].get<double>(), 1.0);
+  const auto inspect = nlohmann::json::parse(run_tilevit("inspect " + out + "/model.tvpkg --json").out);
+  EXPECT_EQ(inspect["kernel_calibration"], c);
+  fs::remove_all(out);
+}
