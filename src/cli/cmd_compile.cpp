@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/calibration_report.hpp"
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/profile_options.hpp"
@@ -25,7 +26,7 @@ struct CompileCommand {
   ProfileFlags profiling;
   std::string machine_file, package, plan_file, write_plan;
   std::uint32_t stream_words = 1024;
-  bool json = false, fuse_qkv = true, steps = false;
+  bool json = false, fuse_qkv = true, steps = false, kernels = false;
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app, false);
@@ -41,6 +42,8 @@ struct CompileCommand {
     profiling.add_to(app, false);
     app.add_flag("--json", json, "print one JSON object");
     app.add_flag("--steps", steps, "also list every superstep: estimated compute and exchange cycles, bytes");
+    app.add_flag("--kernels", kernels,
+                 "also list per operation and kernel kind the longest call: cycles, uncalibrated part, shape");
     return [this] { return run(); };
   }
 
@@ -93,6 +96,9 @@ struct CompileCommand {
     j["estimated_exchange_cycles"] = s.estimated_exchange_cycles;
     j["estimated_sync_cycles"] = s.estimated_sync_cycles;
     j["estimated_ms"] = double(s.estimated_cycles) / double(machine.clock_hz) * 1e3;
+    const auto coverage = compiler::calibration_coverage(machine, compiled.executable.program);
+    j["kernel_calibration"] = coverage_json(coverage);
+    if (kernels) j["kernel_maxima"] = kernel_maxima_json(compiler::kernel_maxima(machine, compiled.executable.program));
     if (steps) {
       const auto& p = compiled.executable.program;
       nlohmann::json rows = nlohmann::json::array();
@@ -116,10 +122,13 @@ struct CompileCommand {
       }
       j["steps"] = rows;
     }
-    if (json)
+    if (json) {
       std::cout << j.dump(1) << "\n";
-    else
+    } else {
+      j.erase("kernel_calibration");  // one readable line instead
       for (auto& [k, v] : j.items()) std::cout << k << ": " << v.dump() << "\n";
+      std::cout << compiler::coverage_text(coverage) << "\n";
+    }
     return kExitOk;
   }
 };

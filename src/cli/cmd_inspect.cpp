@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/calibration_report.hpp"
 #include "cli/command.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/distribution.hpp"
@@ -76,6 +77,9 @@ struct InspectCommand {
     j["weight_replication"] = unique ? double(weight_bytes) / double(unique) : 0.0;
     j["estimated_cycles"] = cycles;
     j["estimated_ms"] = double(cycles) / double(m.clock_hz) * 1e3;
+    const auto coverage = compiler::calibration_coverage(m, p);
+    j["kernel_calibration"] = coverage_json(coverage);
+    j["kernel_maxima"] = kernel_maxima_json(compiler::kernel_maxima(m, p));
     if (json) {
       std::cout << j.dump(1) << "\n";
     } else {
@@ -96,6 +100,7 @@ struct InspectCommand {
                   (unsigned long long)weight_bytes, j["weight_replication"].get<double>(), (unsigned long long)exchange_words);
       std::printf("estimated %llu cycles = %.3f ms at %.2f GHz\n", (unsigned long long)cycles, j["estimated_ms"].get<double>(),
                   double(m.clock_hz) * 1e-9);
+      std::printf("%s\n", compiler::coverage_text(coverage).c_str());
     }
     return kExitOk;
   }

@@ -9,16 +9,11 @@
 #include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
 #include "support/atomic_file.hpp"
+#include "support/digits.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::cli {
 namespace {
-
-std::string with_commas(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
 
 std::string signed_commas(std::int64_t v) { return (v < 0 ? "-" : v > 0 ? "+" : "") + with_commas(std::uint64_t(std::llabs(v))); }
 
@@ -65,8 +60,15 @@ struct ProfileCommand {
   int run_query() {
     const auto p = profile::read_profile(input);
     const auto rows = profile::query_profile(p, profile::group_by_from_string(group_by));
+    const std::uint64_t compute = p.tile_cycles[std::size_t(profile::SampleKind::compute)];
+    const std::uint64_t uncalibrated = p.uncalibrated_compute_cycles;
     if (json) {
       nlohmann::json out{{"profile", input}, {"group_by", group_by}, {"span_cycles", p.span}, {"tiles", p.tiles},
+                         {"kernel_calibration",
+                          {{"scope", "compute tile-cycles, all tiles, every loop iteration"},
+                           {"compute_tile_cycles", compute},
+                           {"uncalibrated_tile_cycles", uncalibrated},
+                           {"calibrated_share", compute ? 1.0 - double(uncalibrated) / double(compute) : 1.0}}},
                          {"rows", nlohmann::json::array()}};
       for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) out["rows"].push_back(profile::to_json(rows[i]));
       std::cout << out.dump(1) << "\n";
@@ -75,11 +77,17 @@ struct ProfileCommand {
     std::printf("%s: %s, %s, %u tiles, span %s cycles (%.3f ms), granularity %s\n", input.c_str(), p.model.c_str(),
                 p.machine_name.c_str(), p.tiles, with_commas(p.span).c_str(), double(p.span) / double(p.clock_hz) * 1e3,
                 std::string(compiler::to_string(p.options.granularity)).c_str());
-    std::printf("%-40s %10s %16s %8s %12s %6s\n", group_by.c_str(), "samples", "tile cycles", "share", "max cycles", "tiles");
+    std::printf("kernel cycles: %s calibrated of %s compute tile-cycles (all tiles, every iteration)\n",
+                percent_text(compute - uncalibrated, compute).c_str(), with_commas(compute).c_str());
+    std::printf("%-40s %10s %16s %8s %12s %6s %10s\n", group_by.c_str(), "samples", "tile cycles", "share", "max cycles",
+                "tiles", "calibrated");
     for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
       const auto& r = rows[i];
-      std::printf("%-40s %10s %16s %7.2f%% %12s %6u\n", r.key.substr(0, 40).c_str(), with_commas(r.samples).c_str(),
-                  with_commas(r.cycles).c_str(), 100 * r.share, with_commas(r.max_cycles).c_str(), r.tiles);
+      const std::string calibrated =
+          r.compute_cycles ? percent_text(r.compute_cycles - r.uncalibrated_cycles, r.compute_cycles) : "-";
+      std::printf("%-40s %10s %16s %7.2f%% %12s %6u %10s\n", r.key.substr(0, 40).c_str(), with_commas(r.samples).c_str(),
+                  with_commas(r.cycles).c_str(), 100 * r.share, with_commas(r.max_cycles).c_str(), r.tiles,
+                  calibrated.c_str());
     }
     if (rows.size() > limit) std::printf("(%zu more; --limit)\n", rows.size() - limit);
     return kExitOk;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli/calibration_report.hpp"
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/profile_options.hpp"
@@ -275,7 +276,8 @@ struct RunCommand {
     return activity;
   }
 
-  void print_text(const nlohmann::json& report, const model::ViTConfig& config, const std::string& machine) const {
+  void print_text(const nlohmann::json& report, const model::ViTConfig& config, const std::string& machine,
+                  const std::string& coverage) const {
     std::printf("%s, %d layers, batch %d on %s; package %s\n", config.name.c_str(), config.layers, config.batch,
                 machine.c_str(), report["package_sha256"].get<std::string>().substr(0, 16).c_str());
     for (const auto& c : report["calls"]) {
@@ -298,6 +300,7 @@ struct RunCommand {
     std::printf("tile time: compute %.1f%%, idle %.1f%%, sync %.1f%%, exchange %.1f%%\n",
                 100 * activity["compute"].get<double>(), 100 * activity["idle"].get<double>(),
                 100 * activity["sync"].get<double>(), 100 * activity["exchange"].get<double>());
+    std::printf("%s\n", coverage.c_str());
     if (!report["cosines"].empty())
       std::printf("min cosine %.9f (threshold %.2f)\n", report["min_cosine"].get<double>(), threshold);
     std::printf("%s\n", report["passed"].get<bool>() ? "PASS" : "FAIL");
@@ -353,6 +356,8 @@ struct RunCommand {
     report_host_times(report, calls.report);
     report["identical_across_calls"] = calls.identical;
     report["tile_activity_share"] = tile_activity_share(contents);
+    const auto coverage = compiler::calibration_coverage(contents.machine, contents.program);
+    report["kernel_calibration"] = coverage_json(coverage);
     report["outputs"] = write_views(contents, package.sha, config);
     report["cosines"] = calls.cosines;
     report["min_cosine"] = calls.cosines.empty() ? nlohmann::json(nullptr)
@@ -368,10 +373,12 @@ struct RunCommand {
     }
     report["passed"] = passed;
     write_text_atomically((std::filesystem::path(out_dir) / "run.json").string(), report.dump(1) + "\n");
-    if (json)
+    if (json) {
       std::cout << report.dump(1) << "\n";
-    else
-      print_text(report, config, contents.machine.name);
+      progress(compiler::coverage_text(coverage));
+    } else {
+      print_text(report, config, contents.machine.name, compiler::coverage_text(coverage));
+    }
     return passed ? kExitOk : kExitFailure;
   }
 };

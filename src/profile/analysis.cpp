@@ -54,6 +54,10 @@ std::vector<QueryRow> query_profile(const Profile& p, GroupBy g) {
       r.max_cycles = std::max(r.max_cycles, s.end - s.start);
       r.flops += s.flops;
       r.words += std::uint64_t(s.words_sent) + s.words_received;
+      if (p.meta[s.meta].kind == SampleKind::compute) {
+        r.compute_cycles += s.end - s.start;
+        r.uncalibrated_cycles += s.uncalibrated_cycles;
+      }
       const auto [it, inserted] = last_tile.try_emplace(key, t);
       if (inserted || it->second != t) ++r.tiles;
       it->second = t;
@@ -165,9 +169,23 @@ DiffReport diff_profiles(const Profile& a, const Profile& b) {
   return r;
 }
 
+double QueryRow::calibrated_share() const {
+  if (compute_cycles == 0) return -1;
+  return 1.0 - double(uncalibrated_cycles) / double(compute_cycles);
+}
+
 nlohmann::json to_json(const QueryRow& r) {
-  return {{"key", r.key},     {"samples", r.samples}, {"cycles", r.cycles}, {"max_cycles", r.max_cycles},
-          {"flops", r.flops}, {"words", r.words},     {"tiles", r.tiles},   {"share", r.share}};
+  return {{"key", r.key},
+          {"samples", r.samples},
+          {"cycles", r.cycles},
+          {"max_cycles", r.max_cycles},
+          {"flops", r.flops},
+          {"words", r.words},
+          {"tiles", r.tiles},
+          {"share", r.share},
+          {"compute_cycles", r.compute_cycles},
+          {"uncalibrated_cycles", r.uncalibrated_cycles},
+          {"calibrated_share", r.compute_cycles ? nlohmann::json(r.calibrated_share()) : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json to_json(const DiffReport& r, std::size_t limit) {

@@ -20,6 +20,10 @@ struct QueryRow {
   std::uint64_t flops = 0, words = 0;                     // words sent + received
   std::uint32_t tiles = 0;                                // tiles with at least one sample
   double share = 0;                                       // of span x tiles
+  // Compute samples of the group: their cycles and, of those, the uncalibrated ones.
+  std::uint64_t compute_cycles = 0, uncalibrated_cycles = 0;
+  // Calibrated share of compute_cycles; < 0 when the group has no compute samples.
+  double calibrated_share() const;
 };
 // Sorted by cycles, most first; ties by key.
 std::vector<QueryRow> query_profile(const Profile& profile, GroupBy group_by);

@@ -54,6 +54,8 @@ class Recorder {
     const bool kernel = o_.granularity == Granularity::kernel;
     for (std::uint32_t t = 0; t < m_.tiles; ++t) {
       total(SampleKind::compute, d.busy[t]);
+      out_.uncalibrated_compute_cycles += d.uncalibrated[t];
+      uncalibrated_[t] += d.uncalibrated[t];
       total(SampleKind::idle, d.compute - d.busy[t]);
       flops_[t] += d.flops[t];
       if (!samples) continue;
@@ -64,13 +66,13 @@ class Recorder {
           const std::uint64_t cycles = compiler::estimate_call_cycles(m_, call);
           const StepMeta meta{SampleKind::compute, index, layer, s.label, compiler::kernel_name(call.kind),
                               p_.op_names.at(call.op), dims_text(call)};
-          add(t, c, c + cycles, meta, 0, 0, call_flops(call));
+          add(t, c, c + cycles, meta, 0, 0, call_flops(call), compiler::estimate_call_uncalibrated_cycles(m_, call));
           c += cycles;
         }
         const StepMeta copy{SampleKind::compute, index, layer, s.label, "local copy", "", ""};
         add(t, c, at + d.busy[t], copy, 0, 0, 0);  // the tile's local copy call, after its kernels
       } else if (d.busy[t] > 0) {
-        add(t, at, at + d.busy[t], compute_meta(d, s, t, index, layer), 0, 0, d.flops[t]);
+        add(t, at, at + d.busy[t], compute_meta(d, s, t, index, layer), 0, 0, d.flops[t], d.uncalibrated[t]);
       }
       add(t, at + d.busy[t], at + d.compute, StepMeta{SampleKind::idle, index, layer, s.label, "", "", ""}, 0, 0, 0);
     }
@@ -117,9 +119,9 @@ class Recorder {
   }
 
   void add(std::uint32_t tile, std::uint64_t start, std::uint64_t end, const StepMeta& meta, std::uint32_t sent,
-           std::uint32_t received, std::uint64_t flops) {
+           std::uint32_t received, std::uint64_t flops, std::uint64_t uncalibrated = 0) {
     if (end <= start) return;
-    out_.samples[tile].push_back(Sample{start, end, intern(meta), sent, received, flops});
+    out_.samples[tile].push_back(Sample{start, end, intern(meta), sent, received, flops, uncalibrated});
   }
 
   std::uint32_t intern(const StepMeta& meta) {
@@ -131,7 +133,7 @@ class Recorder {
     return it->second;
   }
 
-  std::vector<std::uint64_t> flops_, sent_, received_;  // per tile, whole call
+  std::vector<std::uint64_t> flops_, sent_, received_, uncalibrated_;  // per tile, whole call
 
  private:
   // A tile's exchange in one wave, in cycles of the phase's schedule; words sent
@@ -142,7 +144,7 @@ class Recorder {
   };
   struct StepData {
     bool ready = false;
-    std::vector<std::uint64_t> busy, flops;
+    std::vector<std::uint64_t> busy, flops, uncalibrated;
     std::uint64_t compute = 0;
     std::vector<std::vector<std::uint32_t>> calls;  // per tile, indices into compute
     std::vector<std::vector<WaveSpan>> spans;  // per tile, by wave
@@ -155,10 +157,12 @@ class Recorder {
     d.busy = compiler::tile_compute_cycles(m_, s);
     d.compute = d.busy.empty() ? 0 : *std::max_element(d.busy.begin(), d.busy.end());
     d.flops.assign(m_.tiles, 0);
+    d.uncalibrated.assign(m_.tiles, 0);
     d.calls.resize(m_.tiles);
     for (std::uint32_t i = 0; i < s.compute.size(); ++i) {
       d.calls.at(s.compute[i].tile).push_back(i);
       d.flops[s.compute[i].tile] += call_flops(s.compute[i]);
+      d.uncalibrated[s.compute[i].tile] += compiler::estimate_call_uncalibrated_cycles(m_, s.compute[i]);
     }
     d.spans.resize(m_.tiles);
     auto span = [&](std::uint32_t tile, std::uint32_t wave) -> WaveSpan& {
@@ -232,6 +236,7 @@ Profile build_profile(const target::MachineDescription& m, const compiler::Compi
   r.flops_.assign(m.tiles, 0);
   r.sent_.assign(m.tiles, 0);
   r.received_.assign(m.tiles, 0);
+  r.uncalibrated_.assign(m.tiles, 0);
   std::uint64_t at = 0, repeat_start = 0;
   const std::uint32_t detailed = options.iterations_in_detail;
   const auto step = [&](std::uint32_t s, std::uint32_t it) {
@@ -252,7 +257,7 @@ Profile build_profile(const target::MachineDescription& m, const compiler::Compi
   if (options.granularity == Granularity::graph)
     for (std::uint32_t t = 0; t < m.tiles; ++t)
       r.add(t, 0, at, StepMeta{SampleKind::graph, kNoStep, -1, "call", "", "", ""},
-            saturate(r.sent_[t]), saturate(r.received_[t]), r.flops_[t]);
+            saturate(r.sent_[t]), saturate(r.received_[t]), r.flops_[t], r.uncalibrated_[t]);
   return out;
 }
 

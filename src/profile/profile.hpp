@@ -44,6 +44,9 @@ struct Sample {
   std::uint32_t meta = 0;            // index into Profile::meta
   std::uint32_t words_sent = 0, words_received = 0;  // exchange: 32-bit words of this tile
   std::uint64_t flops = 0;           // compute: floating-point operations of this tile
+  // compute (and graph): of this sample's kernel cycles, those no measurement of the
+  // machine's kernel generation covers (compiler/kernel_table.hpp); 0 when all calibrated.
+  std::uint64_t uncalibrated_cycles = 0;
   bool operator==(const Sample&) const = default;
 };
 
@@ -61,6 +64,7 @@ struct Profile {
   // Measurements.
   std::uint64_t span = 0;      // cycles of the whole call
   std::array<std::uint64_t, kSampleKinds> tile_cycles{};  // summed over tiles, every iteration counted
+  std::uint64_t uncalibrated_compute_cycles = 0;  // of tile_cycles[compute], likewise
   std::vector<StepMeta> meta;
   std::vector<std::vector<Sample>> samples;  // per tile, in time order, not overlapping
 };

@@ -13,7 +13,7 @@ namespace {
 constexpr std::uint32_t kMaxTiles = 1u << 16;
 constexpr std::uint32_t kMaxMeta = 1u << 26;
 constexpr std::size_t kMaxText = 4096;
-constexpr std::size_t kSampleBytes = 8 + 8 + 4 + 4 + 4 + 8;
+constexpr std::size_t kSampleBytes = 8 + 8 + 4 + 4 + 4 + 8 + 8;
 
 std::vector<std::byte> text_bytes(const std::string& text) {
   const auto* p = reinterpret_cast<const std::byte*>(text.data());
@@ -38,7 +38,8 @@ nlohmann::json header_json(const Profile& p) {
           {"loop", {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}}},
           {"steps", p.steps},
           {"span_cycles", p.span},
-          {"tile_cycles", totals}};
+          {"tile_cycles", totals},
+          {"uncalibrated_compute_cycles", p.uncalibrated_compute_cycles}};
 }
 
 void read_header(const nlohmann::json& j, Profile& p) {
@@ -66,6 +67,10 @@ void read_header(const nlohmann::json& j, Profile& p) {
   p.span = json_integer<std::uint64_t>(j.at("span_cycles"), "span_cycles");
   for (std::size_t k = 0; k < kSampleKinds; ++k)
     p.tile_cycles[k] = json_integer<std::uint64_t>(j.at("tile_cycles").at(std::string(to_string(SampleKind(k)))), "tile_cycles");
+  p.uncalibrated_compute_cycles = json_integer<std::uint64_t>(j.at("uncalibrated_compute_cycles"), "uncalibrated_compute_cycles");
+  if (p.uncalibrated_compute_cycles > p.tile_cycles[std::size_t(SampleKind::compute)])
+    throw Error("uncalibrated_compute_cycles " + std::to_string(p.uncalibrated_compute_cycles) +
+                " exceeds tile_cycles.compute " + std::to_string(p.tile_cycles[std::size_t(SampleKind::compute)]));
 }
 
 }  // namespace
@@ -93,9 +98,10 @@ std::vector<std::byte> encode_profile(const Profile& p) {
       s.write_u32(x.words_sent);
       s.write_u32(x.words_received);
       s.write_u64(x.flops);
+      s.write_u64(x.uncalibrated_cycles);
     }
   }
-  w.add_section("samples", 1, std::move(s).bytes());
+  w.add_section("samples", kProfileFormatVersion, std::move(s).bytes());
   return w.bytes();
 }
 
@@ -107,6 +113,12 @@ Profile decode(const package::Container& c) {
   const std::string& name = c.name();
   if (c.find("program") != nullptr && c.find("profile") == nullptr)
     throw Error(name + ": is a package, not a profile", kExitBadInput);
+  // Version 1 files predate calibration coverage: say so rather than a section mismatch.
+  if (const auto* header = c.find("profile"); header != nullptr && header->version < kProfileFormatVersion)
+    throw Error(name + ": profile format version " + std::to_string(header->version) +
+                    " (no calibration coverage); this build reads version " + std::to_string(kProfileFormatVersion) +
+                    ": write it again with `tilevit run`",
+                kExitBadInput);
   Profile p;
   try {
     const auto header = c.payload(c.require("profile", kProfileFormatVersion));
@@ -131,7 +143,7 @@ Profile decode(const package::Container& c) {
     for (std::string* s : {&x.phase, &x.kernel, &x.operation, &x.shape}) *s = m.read_string(kMaxText);
   }
   m.expect_end();
-  package::ByteReader s = c.reader(c.require("samples", 1));
+  package::ByteReader s = c.reader(c.require("samples", kProfileFormatVersion));
   const std::uint32_t tiles = s.read_count(kMaxTiles, 4);
   if (tiles != p.tiles) s.fail("tile count differs from the header", " (" + std::to_string(tiles) + ")");
   p.samples.resize(tiles);
@@ -147,11 +159,14 @@ Profile decode(const package::Container& c) {
       x.words_sent = s.read_u32();
       x.words_received = s.read_u32();
       x.flops = s.read_u64();
+      x.uncalibrated_cycles = s.read_u64();
       auto where = [&] { return "tile " + std::to_string(t) + " sample " + std::to_string(&x - list.data()); };
       if (x.meta >= metas) s.fail(where() + ": meta index out of range", " (" + std::to_string(x.meta) + ")");
       if (x.end <= x.start || x.end > p.span || x.start < previous_end)
         s.fail(where() + ": cycles out of order or outside the span",
                " (" + std::to_string(x.start) + ".." + std::to_string(x.end) + ")");
+      if (x.uncalibrated_cycles > x.end - x.start)
+        s.fail(where() + ": uncalibrated cycles exceed the sample", " (" + std::to_string(x.uncalibrated_cycles) + ")");
       previous_end = x.end;
     }
   }

@@ -11,7 +11,9 @@
 
 namespace tilevit::profile {
 
-inline constexpr std::uint32_t kProfileFormatVersion = 1;
+// 2: samples carry their uncalibrated cycles, the header their total (version 1 files are
+// rejected with a one-line message).
+inline constexpr std::uint32_t kProfileFormatVersion = 2;
 
 std::vector<std::byte> encode_profile(const Profile& profile);
 void write_profile(const std::string& path, const Profile& profile);  // atomically

@@ -72,7 +72,7 @@ nlohmann::json column(const std::vector<std::uint64_t>& values) {
 
 struct PayloadKey {
   std::uint32_t meta, sent, received;
-  std::uint64_t flops;
+  std::uint64_t flops, uncalibrated;
   bool operator==(const PayloadKey&) const = default;
 };
 struct PayloadHash {
@@ -80,6 +80,7 @@ struct PayloadHash {
     std::uint64_t h = k.meta * 0x9E3779B97F4A7C15ull;
     h ^= (std::uint64_t(k.sent) << 32 | k.received) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
     h ^= k.flops + 0x85EBCA77C2B2AE63ull + (h << 6) + (h >> 2);
+    h ^= k.uncalibrated + 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
     return std::size_t(h);
   }
 };
@@ -101,6 +102,7 @@ nlohmann::json data_json(const Profile& p, const TimelinePeaks& peaks) {
   j["span"] = p.span;
   j["kinds"] = kKindNames;
   j["tile_cycles"] = p.tile_cycles;
+  j["uncalibrated_compute_cycles"] = p.uncalibrated_compute_cycles;
   j["peak_flops_per_tile_cycle"] = {{"fp16", peaks.fp16_flops_per_tile_cycle}, {"fp8", peaks.fp8_flops_per_tile_cycle}};
   // Meta rows as arrays (kind, step, layer, phase, kernel, operation, shape): compact.
   nlohmann::json meta = nlohmann::json::array();
@@ -112,21 +114,23 @@ nlohmann::json data_json(const Profile& p, const TimelinePeaks& peaks) {
   j["meta"] = std::move(meta);
 
   // Samples: tile-major (offsets per tile), start + duration + an index into the table of
-  // distinct (meta, words sent, words received, FLOPs): the same step on many tiles shares one.
+  // distinct (meta, words sent, words received, FLOPs, uncalibrated cycles): the same step on
+  // many tiles shares one.
   std::vector<std::uint64_t> offsets{0}, start, duration, payload;
-  std::vector<std::uint64_t> p_meta, p_sent, p_received, p_flops;
+  std::vector<std::uint64_t> p_meta, p_sent, p_received, p_flops, p_uncalibrated;
   std::unordered_map<PayloadKey, std::uint32_t, PayloadHash> interned;
   for (const auto& tile : p.samples) {
     for (const auto& s : tile) {
       if (s.meta >= p.meta.size()) throw Error("profile: sample meta " + std::to_string(s.meta) + " out of range");
       if (s.end < s.start) throw Error("profile: sample ends before it starts");
-      const PayloadKey key{s.meta, s.words_sent, s.words_received, s.flops};
+      const PayloadKey key{s.meta, s.words_sent, s.words_received, s.flops, s.uncalibrated_cycles};
       const auto [it, added] = interned.try_emplace(key, std::uint32_t(p_meta.size()));
       if (added) {
         p_meta.push_back(s.meta);
         p_sent.push_back(s.words_sent);
         p_received.push_back(s.words_received);
         p_flops.push_back(s.flops);
+        p_uncalibrated.push_back(s.uncalibrated_cycles);
       }
       start.push_back(s.start);
       duration.push_back(s.end - s.start);
@@ -139,7 +143,7 @@ nlohmann::json data_json(const Profile& p, const TimelinePeaks& peaks) {
   j["columns"] = {{"offsets", column(offsets)}, {"start", column(start)}, {"duration", column(duration)},
                   {"payload", column(payload)}};
   j["payload_columns"] = {{"meta", column(p_meta)}, {"sent", column(p_sent)}, {"received", column(p_received)},
-                          {"flops", column(p_flops)}};
+                          {"flops", column(p_flops)}, {"uncalibrated", column(p_uncalibrated)}};
   return j;
 }
 

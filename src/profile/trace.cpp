@@ -32,6 +32,8 @@ std::string chrome_trace_json(const Profile& p) {
       if (!m.kernel.empty()) args["kernel"] = m.kernel;
       if (!m.shape.empty()) args["shape"] = m.shape;
       if (s.flops) args["flops"] = s.flops;
+      // Kernel cycles no measurement covers (0: all calibrated; docs/FIDELITY.md).
+      if (m.kind == SampleKind::compute || m.kind == SampleKind::graph) args["uncalibrated_cycles"] = s.uncalibrated_cycles;
       if (s.words_sent || s.words_received) {
         args["words_sent"] = s.words_sent;
         args["words_received"] = s.words_received;

@@ -84,3 +84,28 @@ await run('model.html', async (browser) => {
 
   check(errors.length === 0, `no console or page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
 });
+
+// Uncalibrated kernels: the small model's attention (key blocks combined, row maxima) has
+// terms no measurement covers. The header gives the calibrated share, the legend the mark,
+// the timeline hatches those samples, their details say why (docs/FIDELITY.md).
+await run('model.html uncalibrated kernels', async (browser) => {
+  const { page, errors } = await openPage(browser, file);
+  await waitDrawn(page);
+  const data = await page.evaluate(() => JSON.parse(document.getElementById('tilevit-data').textContent));
+  check(data.uncalibrated_compute_cycles > 0, `the profile has uncalibrated compute cycles (${data.uncalibrated_compute_cycles})`);
+  const share = await page.textContent('#calibrated-share');
+  check(/^(\d+\.\d%|>99\.9%|<0\.1%)$/.test(share) && share !== '100.0%', `the header shows the calibrated share (${share})`);
+  check((await page.textContent('#legend')).includes('uncalibrated kernel'), 'the legend names the uncalibrated mark');
+  check(await page.evaluate(`${api}.uncalibratedSamples()`) > 0, 'some samples are uncalibrated');
+  const [tile, sample] = await page.evaluate(`${api}.firstUncalibrated()`);
+  // Zoom onto that sample, scroll its row into view and redraw: its pixels carry the hatching.
+  const [s0, s1] = await page.evaluate(`[TV.start[${sample}], TV.end[${sample}]]`);
+  await page.evaluate(`${api}.setRowHeight(16)`);
+  await page.evaluate(`document.getElementById('rows-scroll').scrollTop = ${tile} * 16`);
+  await page.evaluate(`${api}.zoomTo(${s0}, ${s1})`);
+  await page.evaluate(`${api}.draw()`);
+  check(await page.evaluate(`${api}.uncalibratedPixels()`) > 0, `the uncalibrated sample of tile ${tile} is hatched`);
+  const details = await page.evaluate(`${api}.pin(${tile}, ${sample})`);
+  check(details.includes('uncalibrated:') && details.includes('docs/FIDELITY.md'), 'its details say it is uncalibrated and why');
+  check(errors.length === 0, `no console or page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
+});

@@ -1,6 +1,7 @@
 // tilevit compile / verify / inspect as a user runs them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -91,4 +92,49 @@ TEST_F(CompileCli, TruncatedOrCorruptedPackageIsRejected) {
   r = run_tilevit("inspect " + path("flip.tvpkg"));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(last_line(r.err).find("corrupted"), std::string::npos) << r.err;
+}
+
+// compile and inspect report which share of the modelled kernel cycles is calibrated.
+TEST_F(CompileCli, CompileAndInspectReportCalibrationCoverage) {
+  const auto r = run_tilevit(small(path("a.tvpkg")) + " --kernels");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& c = j["kernel_calibration"];
+  EXPECT_EQ(c["compute_cycles"], j["estimated_compute_cycles"]);
+  const auto compute = c["compute_cycles"].get<std::uint64_t>(), uncalibrated = c["uncalibrated_cycles"].get<std::uint64_t>();
+  EXPECT_EQ(c["calibrated_cycles"].get<std::uint64_t>() + uncalibrated, compute);
+  EXPECT_DOUBLE_EQ(c["calibrated_share"].get<double>(), 1.0 - double(uncalibrated) / double(compute));
+  EXPECT_GT(uncalibrated, 0u);  // the small model's attention combines key blocks: no measurement
+  EXPECT_NE(std::find(c["uncalibrated_kinds"].begin(), c["uncalibrated_kinds"].end(), "attention_combine"),
+            c["uncalibrated_kinds"].end());
+  std::uint64_t kinds = 0;
+  for (const auto& k : c["kinds"]) kinds += k["uncalibrated_cycles"].get<std::uint64_t>();
+  EXPECT_EQ(kinds, uncalibrated);
+  // --kernels: the longest call per operation and kind.
+  bool qkv = false;
+  for (const auto& row : j["kernel_maxima"])
+    if (row["operation"] == "layer.qkv" && row["kind"] == "gemm_fp8") {
+      qkv = true;
+      EXPECT_TRUE(row["in_loop"].get<bool>());
+      EXPECT_EQ(row["matrix_cycles"], row["max_cycles"]);
+      EXPECT_EQ(row["uncalibrated_cycles"], 0);
+    }
+  EXPECT_TRUE(qkv);
+
+  const auto i = run_tilevit("inspect " + path("a.tvpkg") + " --json");
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  const auto ij = nlohmann::json::parse(i.out);
+  EXPECT_EQ(ij["kernel_calibration"], c);
+  EXPECT_EQ(ij["kernel_maxima"], j["kernel_maxima"]);
+
+  // Text: one line with the share, the denominator and the uncalibrated kinds.
+  const auto text = run_tilevit("inspect " + path("a.tvpkg"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const auto compiled = run_tilevit("compile --preset small --machine " + machine_);
+  for (const auto* out : {&text.out, &compiled.out}) {
+    EXPECT_NE(out->find("kernel cycles: "), std::string::npos) << *out;
+    EXPECT_NE(out->find("% calibrated of "), std::string::npos) << *out;
+    EXPECT_NE(out->find("(uncalibrated: "), std::string::npos) << *out;
+    EXPECT_NE(out->find("attention_combine "), std::string::npos) << *out;
+  }
 }

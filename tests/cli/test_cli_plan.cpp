@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -51,4 +52,29 @@ TEST_F(PlanCli, BadPlansAreOneLineErrors) {
   const auto both = run_tilevit("run --package " + path("x.tvpkg") + " --plan " + path("plan.json"));
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(last_line(both.err).find("--plan with --package"), std::string::npos) << both.err;
+}
+
+// The seed plans (bench/plans/) pin the original's shard shapes on the main job: the
+// longest call of each kernel of a layer has the original's shape (rows 243 and 81 where
+// it padded 729 tokens to 244 and 82; head dim 72 where it padded to 80).
+TEST_F(PlanCli, SeedPlansGiveTheOriginalsShardShapes) {
+  const std::string plans = std::string(TILEVIT_SOURCE_DIR) + "/bench/plans/";
+  auto shapes_of = [&](const std::string& plan) {
+    const auto r = run_tilevit("compile --kernels --json --plan " + plans + plan);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, std::string> shapes;  // "operation kind" -> shape of the longest call
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& row : j["kernel_maxima"])
+      if (row["in_loop"].get<bool>()) shapes[row["operation"].get<std::string>() + " " + row["kind"].get<std::string>()] = row["shape"];
+    return shapes;
+  };
+  auto seed = shapes_of("so400m-seed-shards.json");
+  EXPECT_EQ(seed["layer.qkv gemm_fp8"], "243x128x64");
+  EXPECT_EQ(seed["layer.mlp.fc1 gemm_fp8"], "81x192x160");
+  EXPECT_EQ(seed["layer.mlp.fc2 gemm_fp8"], "122x160x128");
+  EXPECT_EQ(seed["layer.out gemm_fp8"], "146x96x48");
+  EXPECT_EQ(seed["layer.attention attention_scores"], "81x80x72");  // queries x keys x head_dim
+  auto pv = shapes_of("so400m-seed-pv-shards.json");
+  EXPECT_EQ(pv["layer.attention attention_values"], "49x128x72x6");  // queries x keys x head_dim x key blocks
+  EXPECT_EQ(pv["layer.qkv gemm_fp8"], seed["layer.qkv gemm_fp8"]);
 }

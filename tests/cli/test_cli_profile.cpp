@@ -123,3 +123,54 @@ TEST(CliProfile, ProfilingFlagsCannotChangeAPackage) {
             0);
   fs::remove_all(out);
 }
+
+TEST(CliProfile, RunReportsCalibrationCoverage) {
+  const std::string out = out_dir("coverage");
+  const auto r = run_tilevit("run --preset small --machine " + kMachine + " --inferences 1 --no-reference --no-profile --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel cycles: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention_combine "), std::string::npos) << r.out;
+  const auto report = nlohmann::json::parse(read_all(out + "/run.json"));
+  const auto& c = report["kernel_calibration"];
+  EXPECT_GT(c["compute_cycles"].get<std::uint64_t>(), c["uncalibrated_cycles"].get<std::uint64_t>());
+  EXPECT_GT(c["uncalibrated_cycles"].get<std::uint64_t>(), 0u);
+  EXPECT_LT(c["calibrated_share"].get<double>(), 1.0);
+  const auto inspect = nlohmann::json::parse(run_tilevit("inspect " + out + "/model.tvpkg --json").out);
+  EXPECT_EQ(inspect["kernel_calibration"], c);
+  fs::remove_all(out);
+}
+
+TEST(CliProfile, QueryGivesTheCalibratedShareOverallAndPerRow) {
+  const std::string out = run_small("query_calibration", "--profile-granularity kernel");
+  const auto q = run_tilevit("profile query " + out + "/profile.tvprof --group-by kernel --json");
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  const auto j = nlohmann::json::parse(q.out);
+  const auto& c = j["kernel_calibration"];
+  const auto compute = c["compute_tile_cycles"].get<std::uint64_t>(), uncalibrated = c["uncalibrated_tile_cycles"].get<std::uint64_t>();
+  EXPECT_GT(uncalibrated, 0u);
+  EXPECT_DOUBLE_EQ(c["calibrated_share"].get<double>(), 1.0 - double(uncalibrated) / double(compute));
+  bool combine = false;
+  for (const auto& row : j["rows"]) {
+    if (row["key"] == "attention_combine") {
+      combine = true;
+      EXPECT_EQ(row["calibrated_share"], 0.0);
+      EXPECT_EQ(row["uncalibrated_cycles"], row["compute_cycles"]);
+    }
+    if (row["key"] == "gemm_fp8") {
+      EXPECT_EQ(row["calibrated_share"], 1.0);
+    } else if (row["key"] == "(sync)") {
+      EXPECT_TRUE(row["calibrated_share"].is_null());
+    }
+  }
+  EXPECT_TRUE(combine);
+  const auto text = run_tilevit("profile query " + out + "/profile.tvprof --group-by kernel");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("kernel cycles: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("calibrated of "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("calibrated\n"), std::string::npos) << "the column header: " << text.out;
+  // The attention_combine row reads 0.0% calibrated, the GEMM rows 100.0%.
+  const auto line_of = [&](const std::string& key) { return text.out.substr(text.out.find("\n" + key + " ") + 1, 120); };
+  EXPECT_NE(line_of("attention_combine").find(" 0.0%\n"), std::string::npos) << text.out;
+  EXPECT_NE(line_of("gemm_fp8").find(" 100.0%\n"), std::string::npos) << text.out;
+  fs::remove_all(out);
+}

@@ -7,6 +7,7 @@
 
 #include "../package/edit_section.hpp"
 #include "compiler/compile.hpp"
+#include "compiler/step_costs.hpp"
 #include "compiler/verify.hpp"
 #include "compiler/program_walk.hpp"
 #include "profile/analysis.hpp"
@@ -96,6 +97,7 @@ TEST(ProfileFile, RoundTripsExactly) {
   EXPECT_EQ(q.meta, p.meta);
   EXPECT_EQ(q.span, p.span);
   EXPECT_EQ(q.tile_cycles, p.tile_cycles);
+  EXPECT_EQ(q.uncalibrated_compute_cycles, p.uncalibrated_compute_cycles);
   EXPECT_EQ(q.options.granularity, compiler::Granularity::kernel);
   EXPECT_EQ(q.model, p.model);
   EXPECT_EQ(profile::encode_profile(q), profile::encode_profile(p));  // deterministic
@@ -156,6 +158,80 @@ TEST(ProfileFile, InconsistentContentIsRejectedAfterTheHashCheck) {
   p = good;
   p.clock_hz = 0;
   expect_rejected(p, "clock_hz");
+  p = good;
+  p.samples[2][0].uncalibrated_cycles = p.samples[2][0].end - p.samples[2][0].start + 1;
+  expect_rejected(p, "tile 2 sample 0: uncalibrated cycles exceed the sample");
+  p = good;
+  p.uncalibrated_compute_cycles = p.tile_cycles[std::size_t(profile::SampleKind::compute)] + 1;
+  expect_rejected(p, "uncalibrated_compute_cycles");
+}
+
+// Version 1 files (before calibration coverage) are refused in one line that says what to do.
+TEST(ProfileFile, Version1FilesAreRejectedInOneLine) {
+  const auto bytes = profile::encode_profile(profile_of(compile_small({}), {}));
+  const auto original = package::Container::from_bytes(bytes, "original");
+  package::ContainerWriter w;
+  for (const auto& section : original.sections()) {
+    const auto payload = original.payload(section);
+    w.add_section(section.name, 1, std::vector<std::byte>(payload.begin(), payload.end()));
+  }
+  try {
+    profile::decode_profile(w.bytes(), "old.tvprof");
+    ADD_FAILURE() << "accepted a version 1 profile";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("old.tvprof: profile format version 1", 0), 0u) << what;
+    EXPECT_NE(what.find("this build reads version 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("tilevit run"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+  }
+}
+
+// Every compute sample carries the kernel cycles no measurement covers; at every
+// granularity they add up to the header's total, which counts every tile and iteration.
+TEST(Profile, CarriesUncalibratedCyclesAtEveryGranularity) {
+  const auto m = compile_small({});
+  const auto& program = m.executable.program;
+  std::uint64_t expected = 0;  // every call of every executed step, on every tile
+  compiler::walk_program(program, [&](std::uint32_t step, std::uint32_t) {
+    for (const auto& call : program.steps[step].compute)
+      expected += compiler::estimate_call_uncalibrated_cycles(target::test16(), call);
+  });
+  ASSERT_GT(expected, 0u);  // the small model's attention combines key blocks
+  for (auto g : {compiler::Granularity::graph, compiler::Granularity::phase, compiler::Granularity::kernel}) {
+    SCOPED_TRACE(compiler::to_string(g));
+    const auto p = profile_of(m, {g, UINT32_MAX});
+    EXPECT_EQ(p.uncalibrated_compute_cycles, expected);
+    EXPECT_LT(p.uncalibrated_compute_cycles, p.tile_cycles[std::size_t(profile::SampleKind::compute)]);
+    std::uint64_t sampled = 0;
+    for (const auto& tile : p.samples)
+      for (const auto& s : tile) {
+        const auto& meta = p.meta[s.meta];
+        if (meta.kind != profile::SampleKind::compute && meta.kind != profile::SampleKind::graph) {
+          EXPECT_EQ(s.uncalibrated_cycles, 0u);
+        }
+        if (meta.kernel == "attention_combine") {
+          EXPECT_EQ(s.uncalibrated_cycles, s.end - s.start);  // derived, all of it
+        }
+        if (meta.kernel == "gemm_fp8") {
+          EXPECT_EQ(s.uncalibrated_cycles, 0u);
+        }
+        sampled += s.uncalibrated_cycles;
+      }
+    EXPECT_EQ(sampled, expected);
+  }
+  // The query's rows: a calibrated share per row with compute samples, none for the others.
+  const auto rows = profile::query_profile(profile_of(m, {compiler::Granularity::kernel, UINT32_MAX}), profile::GroupBy::kernel);
+  for (const auto& r : rows) {
+    if (r.key == "attention_combine") {
+      EXPECT_DOUBLE_EQ(r.calibrated_share(), 0.0);
+    } else if (r.key == "gemm_fp8") {
+      EXPECT_DOUBLE_EQ(r.calibrated_share(), 1.0);
+    } else if (r.key == "(exchange)") {
+      EXPECT_LT(r.calibrated_share(), 0.0);
+    }
+  }
 }
 
 // Fuzz findings: header numbers were cast unchecked (flop_per_cycle_fp8 1e300, an

@@ -21,6 +21,7 @@ TEST(Trace, ValidChromeTraceWithNestedEventsPerTile) {
   std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> truncated, rounded;
   std::map<int, std::string> names;
   std::size_t repeats = 0;
+  std::uint64_t uncalibrated = 0;
   for (const auto& e : j["traceEvents"]) {
     ASSERT_TRUE(e.contains("ph") && e.contains("pid") && e.contains("name"));
     if (e["ph"] == "M") {
@@ -34,12 +35,22 @@ TEST(Trace, ValidChromeTraceWithNestedEventsPerTile) {
     EXPECT_NEAR(ts, e["args"]["start_cycle"].get<double>() / 1500.0, 1e-3);
     EXPECT_NEAR(ts + dur, e["args"]["end_cycle"].get<double>() / 1500.0, 1e-3);
     repeats += e["cat"] == "repeat";
+    if (e["args"].contains("kernel")) {  // compute: the kernel cycles no measurement covers
+      const auto cycles = e["args"]["end_cycle"].get<std::uint64_t>() - e["args"]["start_cycle"].get<std::uint64_t>();
+      ASSERT_TRUE(e["args"].contains("uncalibrated_cycles")) << e.dump();
+      EXPECT_LE(e["args"]["uncalibrated_cycles"].get<std::uint64_t>(), cycles);
+      if (e["cat"] == "gemm_fp8") {
+        EXPECT_EQ(e["args"]["uncalibrated_cycles"], 0);
+      }
+      uncalibrated += e["args"]["uncalibrated_cycles"].get<std::uint64_t>();
+    }
     const int tid = e["tid"].get<int>();
     truncated[tid].push_back({std::int64_t(ts * 1000), std::int64_t(ts * 1000) + std::int64_t(dur * 1000)});
     rounded[tid].push_back({std::llround(ts * 1000), std::llround(ts * 1000) + std::llround(dur * 1000)});
   }
   EXPECT_EQ(names.size(), 16u);
   EXPECT_EQ(repeats, 16u);  // one repeat-remainder interval per tile
+  EXPECT_GT(uncalibrated, 0u);  // the small model's attention combines key blocks
   for (const auto* tracks : {&truncated, &rounded})
     for (const auto& [tile, events] : *tracks) {
       EXPECT_EQ(names[tile], "tile " + std::to_string(tile));

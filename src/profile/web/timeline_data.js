@@ -28,6 +28,8 @@ const TV = {};
   const payload = decode(raw.columns.payload);
   const pMeta = decode(raw.payload_columns.meta), pSent = decode(raw.payload_columns.sent);
   const pRecv = decode(raw.payload_columns.received), pFlops = decode(raw.payload_columns.flops);
+  // Kernel cycles of a sample that no measurement covers (0: calibrated; docs/FIDELITY.md).
+  const pUncal = decode(raw.payload_columns.uncalibrated);
   const n = raw.samples, tiles = raw.tiles;
   // Absolute cycles as doubles: exact up to 2^53 and cheap to compare while drawing.
   const start = new Float64Array(n), end = new Float64Array(n);
@@ -48,6 +50,7 @@ const TV = {};
   const COLOURS = {
     idle: '#e4e4e4', sync: '#d62728', transmit: '#ff9f1c', receive: '#1f77b4', both: '#9467bd', exchange: '#b7a6c9',
     repeat: '#8f8f8f', repeatStripe: '#d0d0d0', graph: '#17becf', background: '#ffffff',
+    uncalibrated: '#000000',  // the hatching over uncalibrated compute samples
   };
   const KERNEL_PALETTE = ['#2ca02c', '#8c564b', '#bcbd22', '#1b7837', '#e377c2', '#7b4173', '#98df8a', '#637939',
     '#c49c94', '#ad494a', '#5aae61', '#d6616b', '#8ca252', '#a55194'];
@@ -134,6 +137,16 @@ const TV = {};
   const peaks = raw.peak_flops_per_tile_cycle;
   function peakOf(kernel) { return /fp8/i.test(kernel) ? peaks.fp8 : peaks.fp16; }
 
+  // part / whole as a percentage that never rounds a non-zero part away (as the CLI prints it).
+  function percentText(part, whole) {
+    if (!(whole > 0) || part >= whole) return '100.0%';
+    if (part <= 0) return '0.0%';
+    const share = 100 * part / whole;
+    return share < 0.05 ? '<0.1%' : share >= 99.95 ? '>99.9%' : share.toFixed(1) + '%';
+  }
+  const UNCALIBRATED_NOTE = 'derived from other kernels\' measured rates or from coefficients not fitted to ' +
+    'this machine\'s kernel generation, not measured (docs/FIDELITY.md)';
+
   // Per-operation table over compute samples: count, cycles, per-tile balance, FLOPs.
   function buildOps() {
     const ops = new Map();
@@ -144,7 +157,7 @@ const TV = {};
         const key = m.operation || m.kernel;
         let o = ops.get(key);
         if (!o) {
-          o = { operation: key, kernels: new Set(), count: 0, cycles: 0, max: 0, flops: 0, peakFlops: 0,
+          o = { operation: key, kernels: new Set(), count: 0, cycles: 0, uncal: 0, max: 0, flops: 0, peakFlops: 0,
                 tiles: 0, tileMax: 0, tileSum: 0, lastTile: -1, tileAcc: 0 };
           ops.set(key, o);
         }
@@ -155,7 +168,7 @@ const TV = {};
         }
         o.tileAcc += d;
         o.kernels.add(m.kernel);
-        o.count++; o.cycles += d; o.max = Math.max(o.max, d);
+        o.count++; o.cycles += d; o.uncal += pUncal[p]; o.max = Math.max(o.max, d);
         o.flops += pFlops[p]; o.peakFlops += d * peakOf(m.kernel);
       }
     }
@@ -165,6 +178,7 @@ const TV = {};
       const seconds = o.cycles / clock;  // tile-seconds
       return {
         operation: o.operation, kernels: [...o.kernels].sort().join(', '), count: o.count, cycles: o.cycles, max: o.max,
+        calibrated: o.cycles > 0 ? 1 - o.uncal / o.cycles : 1, uncal: o.uncal,
         tiles: o.tiles, balance: o.tiles ? o.tileMax / (o.tileSum / o.tiles) : 0, flops: o.flops,
         achieved: seconds > 0 ? o.flops / seconds : 0,  // FLOP/s per tile while it runs
         peak: seconds > 0 ? o.peakFlops / seconds : 0,
@@ -174,7 +188,8 @@ const TV = {};
   }
 
   Object.assign(TV, {
-    raw, K, meta, offsets, start, end, payload, pMeta, pSent, pRecv, pFlops, pKind, pColour, pStripe,
+    raw, K, meta, offsets, start, end, payload, pMeta, pSent, pRecv, pFlops, pUncal, pKind, pColour, pStripe,
+    percentText, UNCALIBRATED_NOTE,
     n, tiles, span: raw.span, clock: raw.clock_hz, firstSync, COLOURS, kernels, kernelColour, word, rgb,
     filter, applyFilter, firstEndingAfter, sampleAt, buildFlame, buildOps, peakOf,
     kindName: k => raw.kinds[k],

@@ -34,22 +34,25 @@
   // Scratch buffers of the line renderer, grown as needed.
   let line = new Uint32Array(0), solid = new Uint32Array(0), touched = new Uint32Array(0);
   let acc = new Float32Array(0), best = new Float32Array(0), bestCol = new Uint32Array(0);
-  let partial = new Int32Array(0), stamp = 0;
+  let partial = new Int32Array(0), stamp = 0, uncalMark = new Uint32Array(0);
   function ensure(w) {
     if (line.length >= w) return;
-    line = new Uint32Array(w); solid = new Uint32Array(w); touched = new Uint32Array(w);
+    line = new Uint32Array(w); solid = new Uint32Array(w); touched = new Uint32Array(w); uncalMark = new Uint32Array(w);
     acc = new Float32Array(w * KINDS); best = new Float32Array(w * KINDS); bestCol = new Uint32Array(w * KINDS);
     partial = new Int32Array(w);
   }
 
   // One tile's pixel line over [t0, t1) into `line` (width w, background bg). Returns the
-  // hatched (repeat) column range [h0, h1) and its stripe colour.
-  const hatch = { h0: 0, h1: 0, colour: 0 };
+  // hatched (repeat) column range [h0, h1) and its stripe colour, and marks in uncalMark
+  // (== hatch.stamp) the columns whose centre lies in an uncalibrated compute sample.
+  const hatch = { h0: 0, h1: 0, colour: 0, stamp: 0, uncalibrated: false };
   function renderLine(tile, t0, t1, w, bg) {
     ensure(w);
     line.fill(bg, 0, w);
     hatch.h0 = hatch.h1 = 0;
+    hatch.uncalibrated = false;
     const st = ++stamp;
+    hatch.stamp = st;
     const cpp = (t1 - t0) / w;
     const { start, end, payload, pColour, pKind, pStripe } = TV;
     const stop = TV.offsets[tile + 1];
@@ -70,6 +73,10 @@
       const x0 = Math.max(0, (start[i] - t0) / cpp), x1 = Math.min(w, (end[i] - t0) / cpp);
       if (!(x1 > x0)) continue;
       const k = pKind[p];
+      if (TV.pUncal[p] > 0 && k === TV.K.compute) {
+        for (let c = Math.round(x0), e = Math.min(w, Math.round(x1)); c < e; c++) uncalMark[c] = st;
+        hatch.uncalibrated = true;
+      }
       const c0 = Math.floor(x0), c1 = Math.ceil(x1);
       if (c1 - c0 === 1) { touch(c0, x1 - x0, k, col); continue; }
       touch(c0, c0 + 1 - x0, k, col);
@@ -89,6 +96,7 @@
 
   let image = null, image32 = null;
   const BG = TV.word([255, 255, 255]), GUTTER = TV.word([246, 246, 246]);
+  const UNCAL = TV.word(TV.rgb(TV.COLOURS.uncalibrated));
 
   function sizeCanvas(canvas, w, h) {
     if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
@@ -108,6 +116,7 @@
     const plotW = W - LABEL_W, rowH = view.rowH, gap = rowH >= 4 ? 1 : 0;
     const top = scroller.scrollTop;
     const first = Math.floor(top / rowH), last = Math.min(TV.tiles, Math.ceil((top + H) / rowH));
+    let uncalPixels = 0;
     for (let row = first; row < last; row++) {
       renderLine(row, view.t0, view.t1, plotW, BG);
       const y0 = row * rowH - top;
@@ -118,9 +127,14 @@
         if (hatch.h1 > hatch.h0) {  // repeat remainder: diagonal stripes
           for (let c = hatch.h0; c < hatch.h1; c++) if (((c + y) & 7) < 3) image32[o + LABEL_W + c] = hatch.colour;
         }
+        if (hatch.uncalibrated) {  // uncalibrated kernels: thin dark stripes the other way, every 8th pixel
+          for (let c = 0; c < plotW; c++)
+            if (uncalMark[c] === hatch.stamp && ((c - y) & 7) === 0) { image32[o + LABEL_W + c] = UNCAL; uncalPixels++; }
+        }
       }
     }
     view.drawnRows = last - first;
+    view.uncalibratedPixels = uncalPixels;
     ctx.putImageData(image, 0, 0);
     // Tile labels: every row when tall enough, else every k-th row.
     ctx.fillStyle = '#555'; ctx.font = '10px system-ui, sans-serif'; ctx.textBaseline = 'middle';

@@ -21,6 +21,8 @@
       ['selected', `${int(v.t0 - o)}\u2013${int(v.t1 - o)} (${int(v.t1 - v.t0)} cycles, ${us(v.t1 - v.t0)})`],
       ['cycles', `${int(r.span)} (${us(r.span)})`], ['clock', (r.clock_hz / 1e9).toFixed(3) + ' GHz'],
       ['machine', esc(r.machine)], ['model', esc(r.model || 'unknown')], ['package', sha],
+      ['kernel cycles calibrated', `<span id="calibrated-share" title="of the compute tile-cycles of every tile and iteration; exchange and sync come from machine rules">${
+        TV.percentText(r.tile_cycles[TV.K.compute] - r.uncalibrated_compute_cycles, r.tile_cycles[TV.K.compute])}</span>`],
       ['granularity', `${esc(r.granularity)}, ${r.iterations_in_detail >= r.loop[2] ? 'all' : r.iterations_in_detail} of ${r.loop[2]} iteration(s) in detail`],
       ['origin', v.origin === 'sync' ? `initial sync, cycle ${int(TV.firstSync)}` : 'cycle 0'],
     ];
@@ -34,6 +36,10 @@
     parts.push(`${sw(C.transmit)} transmit`, `${sw(C.receive)} receive`, `${sw(C.both)} transmit+receive`,
                `${sw(C.sync)} sync`, `${sw(C.idle)} idle`, `${hatch} repeat remainder`);
     if (TV.meta.some(m => m.kind === TV.K.graph)) parts.push(`${sw(C.graph)} whole graph`);
+    if (TV.pUncal.some(v => v > 0)) {
+      const mark = `<span class="swatch" style="background:repeating-linear-gradient(45deg,${C.uncalibrated} 0 1px,#fff 1px 4px)"></span>`;
+      parts.push(`<span id="legend-uncalibrated" title="${esc(TV.UNCALIBRATED_NOTE)}">${mark} uncalibrated kernel (docs/FIDELITY.md)</span>`);
+    }
     $('legend').innerHTML = parts.map(p => `<span>${p}</span>`).join('');
   }
 
@@ -50,6 +56,11 @@
       ['duration', `${int(d)} cycles (${us(d)})`],
       ['words sent', int(TV.pSent[p])], ['words received', int(TV.pRecv[p])], ['FLOPs', int(flops)],
     ];
+    if (m.kind === TV.K.compute || m.kind === TV.K.graph) {
+      const u = TV.pUncal[p];
+      rows.push(['calibration', u > 0 ? `uncalibrated: ${int(u)} of ${int(d)} cycles ${TV.UNCALIBRATED_NOTE}`
+                                      : 'calibrated: every term from measured kernels']);
+    }
     if (flops > 0 && d > 0) {
       const peak = TV.peakOf(m.kernel);
       rows.push(['achieved', `${si(flops / (d / TV.clock), 'FLOP/s')} (${(100 * flops / (d * peak)).toFixed(1)}% of ${peak} FLOP/cycle)`]);
@@ -134,10 +145,11 @@
     ['count', 'samples', r => int(r.count)], ['tiles', 'tiles', r => int(r.tiles)],
     ['cycles', 'total cycles', r => int(r.cycles)], ['max', 'max cycles', r => int(r.max)],
     ['balance', 'balance', r => r.balance.toFixed(2)], ['flops', 'FLOPs', r => si(r.flops, '')],
+    ['calibrated', 'calibrated', r => TV.percentText(r.cycles - r.uncal, r.cycles)],
     ['achieved', 'achieved FLOP/s/tile', r => si(r.achieved, '')], ['peak', 'peak FLOP/s/tile', r => si(r.peak, '')],
     ['utilisation', '% of peak', r => (100 * r.utilisation).toFixed(1)],
   ];
-  const TIPS = { balance: 'max over tiles of the per-tile total cycles / mean over the tiles that ran it',
+  const TIPS = { calibrated: 'share of the cycles from measured kernels (the rest is derived: docs/FIDELITY.md)', balance: 'max over tiles of the per-tile total cycles / mean over the tiles that ran it',
                  achieved: 'FLOPs / (total cycles / clock): the rate of a tile while it runs the operation',
                  peak: 'matrix-unit peak of the kernels (FP8 or FP16) x clock', utilisation: 'FLOPs / (cycles x peak FLOP per cycle)' };
   function drawOps() {

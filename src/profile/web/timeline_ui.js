@@ -116,7 +116,9 @@
       if (!h || h.sample < 0) { tooltip.style.display = 'none'; return; }
       const m = TV.meta[TV.pMeta[TV.payload[h.sample]]];
       const d = TV.end[h.sample] - TV.start[h.sample];
-      showTooltip(e, `tile ${h.tile}: ${TV.kindName(m.kind)} ${m.kernel}\n${m.operation || m.phase}\n${Math.round(d).toLocaleString('en-US')} cycles`);
+      const u = TV.pUncal[TV.payload[h.sample]];
+      const note = u > 0 ? `\nuncalibrated: ${Math.round(u).toLocaleString('en-US')} cycles ${TV.UNCALIBRATED_NOTE}` : '';
+      showTooltip(e, `tile ${h.tile}: ${TV.kindName(m.kind)} ${m.kernel}\n${m.operation || m.phase}\n${Math.round(d).toLocaleString('en-US')} cycles${note}`);
       return;
     }
     tooltip.style.display = 'none';
@@ -221,6 +223,17 @@
     get firstDrawAt() { return view.firstDrawMs; },  // performance.now() when first drawn
     draws: () => view.draws,
     samples: () => TV.n,
+    // Pixels of the last frame hatched as uncalibrated kernels, and the samples that are.
+    uncalibratedPixels: () => view.uncalibratedPixels,
+    uncalibratedSamples: () => { let c = 0; for (let i = 0; i < TV.n; i++) if (TV.pUncal[TV.payload[i]] > 0) c++; return c; },
+    firstUncalibrated: () => {  // [tile, sample] of the first uncalibrated sample, or null
+      for (let t = 0; t < TV.tiles; t++)
+        for (let i = TV.offsets[t]; i < TV.offsets[t + 1]; i++) if (TV.pUncal[TV.payload[i]] > 0) return [t, i];
+      return null;
+    },
+    // Pins sample i of a tile (as a click on it does) and returns the details text.
+    pin: (tile, i) => { view.pinned = i; view.pinnedTile = tile; TV.showDetails(i, tile); TV.requestDraw();
+                        return document.getElementById('details').textContent; },
     zoomBy, zoomTo, fit, undo, setRowHeight, setOrigin, setSearch: TV.setSearch, draw: TV.draw,
   };
 
