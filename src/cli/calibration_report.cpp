@@ -13,6 +13,7 @@ nlohmann::json coverage_json(const compiler::CalibrationCoverage& c) {
           {"calibrated_cycles", c.compute_cycles - c.uncalibrated_cycles},
           {"uncalibrated_cycles", c.uncalibrated_cycles},
           {"calibrated_share", c.calibrated_share()},
+          {"local_copy_cycles", c.local_copy_cycles},
           {"uncalibrated_kinds", uncalibrated},
           {"kinds", kinds}};
 }

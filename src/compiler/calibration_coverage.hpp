@@ -24,6 +24,7 @@ struct CalibrationCoverage {
   // Sums over executed supersteps of the slowest tile's compute: equal to
   // ProgramSummary::estimated_compute_cycles and estimated_uncalibrated_cycles.
   std::uint64_t compute_cycles = 0, uncalibrated_cycles = 0;
+  std::uint64_t local_copy_cycles = 0;  // part of both: data a tile moves within its own SRAM
   std::vector<KindCoverage> kinds;  // kinds with cycles, in kernel-table order
   // Calibrated share of compute_cycles in [0, 1]; 1 with no compute.
   double calibrated_share() const;

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/exchange_schedule.hpp"
 #include "compiler/program_walk.hpp"
 #include "compiler/step_costs.hpp"
 #include "profile/profile.hpp"
@@ -69,8 +70,9 @@ class Recorder {
           add(t, c, c + cycles, meta, 0, 0, call_flops(call), compiler::estimate_call_uncalibrated_cycles(m_, call));
           c += cycles;
         }
+        // The tile's local copy call, after its kernels: a quoted rule, uncalibrated.
         const StepMeta copy{SampleKind::compute, index, layer, s.label, "local copy", "", ""};
-        add(t, c, at + d.busy[t], copy, 0, 0, 0);  // the tile's local copy call, after its kernels
+        add(t, c, at + d.busy[t], copy, 0, 0, 0, at + d.busy[t] - c);
       } else if (d.busy[t] > 0) {
         add(t, at, at + d.busy[t], compute_meta(d, s, t, index, layer), 0, 0, d.flops[t], d.uncalibrated[t]);
       }
@@ -145,6 +147,7 @@ class Recorder {
   struct StepData {
     bool ready = false;
     std::vector<std::uint64_t> busy, flops, uncalibrated;
+    std::vector<bool> copying;  // the tile makes a local copy after its kernels
     std::uint64_t compute = 0;
     std::vector<std::vector<std::uint32_t>> calls;  // per tile, indices into compute
     std::vector<std::vector<WaveSpan>> spans;  // per tile, by wave
@@ -158,11 +161,19 @@ class Recorder {
     d.compute = d.busy.empty() ? 0 : *std::max_element(d.busy.begin(), d.busy.end());
     d.flops.assign(m_.tiles, 0);
     d.uncalibrated.assign(m_.tiles, 0);
+    d.copying.assign(m_.tiles, false);
     d.calls.resize(m_.tiles);
     for (std::uint32_t i = 0; i < s.compute.size(); ++i) {
       d.calls.at(s.compute[i].tile).push_back(i);
       d.flops[s.compute[i].tile] += call_flops(s.compute[i]);
       d.uncalibrated[s.compute[i].tile] += compiler::estimate_call_uncalibrated_cycles(m_, s.compute[i]);
+    }
+    if (!s.local_copies.empty()) {
+      const auto copied = compiler::tile_local_copy_bytes(m_, s);
+      for (std::uint32_t t = 0; t < m_.tiles; ++t) {
+        d.copying[t] = copied[t] > 0;
+        d.uncalibrated[t] += compiler::local_copy_cycles(m_, copied[t]);
+      }
     }
     d.spans.resize(m_.tiles);
     auto span = [&](std::uint32_t tile, std::uint32_t wave) -> WaveSpan& {
@@ -195,6 +206,7 @@ class Recorder {
       note(ops, p_.op_names.at(s.compute[i].op));
       note(shapes, dims_text(s.compute[i]));
     }
+    if (d.copying[t]) note(kernels, "local copy");
     auto join = [](const std::vector<std::string>& list) {
       std::string out;
       for (const auto& x : list) out += (out.empty() ? "" : "+") + x;

@@ -48,6 +48,19 @@ inline CliResult run_tilevit(const std::string& args) {
   return r;
 }
 
+// test16.machine names no kernel generation, so every kernel on it counts as
+// uncalibrated; this copy, written into `dir`, names the C600's (2026-09-11), so the
+// kinds with measurements of that generation count as calibrated.
+inline std::string calibrated_test16(const std::string& dir) {
+  std::string text = read_all(std::string(TILEVIT_SOURCE_DIR) + "/src/target/machines/test16.machine");
+  const auto at = text.find("[costs]\n");
+  if (at == std::string::npos) return {};
+  text.insert(at + 8, "generation = 2026-09-11\n");
+  const std::string path = dir + "/test16-2026-09-11.machine";
+  std::ofstream(path) << text;
+  return path;
+}
+
 // The last line of stderr: the error message, after any progress lines.
 inline std::string last_line(const std::string& text) {
   std::string t = text;

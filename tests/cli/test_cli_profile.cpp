@@ -126,7 +126,9 @@ TEST(CliProfile, ProfilingFlagsCannotChangeAPackage) {
 
 TEST(CliProfile, RunReportsCalibrationCoverage) {
   const std::string out = out_dir("coverage");
-  const auto r = run_tilevit("run --preset small --machine " + kMachine + " --inferences 1 --no-reference --no-profile --out " + out);
+  fs::create_directories(out + "-machine");
+  const std::string machine = calibrated_test16(out + "-machine");
+  const auto r = run_tilevit("run --preset small --machine " + machine + " --inferences 1 --no-reference --no-profile --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("kernel cycles: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("attention_combine "), std::string::npos) << r.out;
@@ -138,10 +140,29 @@ TEST(CliProfile, RunReportsCalibrationCoverage) {
   const auto inspect = nlohmann::json::parse(run_tilevit("inspect " + out + "/model.tvpkg --json").out);
   EXPECT_EQ(inspect["kernel_calibration"], c);
   fs::remove_all(out);
+  fs::remove_all(out + "-machine");
+}
+
+// test16.machine names no kernel generation: nothing on it is calibrated, and run says so.
+TEST(CliProfile, NoGenerationReadsZeroPercentCalibrated) {
+  const std::string out = out_dir("no_generation");
+  const auto r = run_tilevit("run --preset small --machine " + kMachine + " --inferences 1 --no-reference --no-profile --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel cycles: 0.0% calibrated of "), std::string::npos) << r.out;
+  const auto c = nlohmann::json::parse(read_all(out + "/run.json"))["kernel_calibration"];
+  EXPECT_EQ(c["calibrated_cycles"], 0);
+  EXPECT_EQ(c["uncalibrated_cycles"], c["compute_cycles"]);
+  EXPECT_EQ(c["calibrated_share"], 0.0);
+  fs::remove_all(out);
 }
 
 TEST(CliProfile, QueryGivesTheCalibratedShareOverallAndPerRow) {
-  const std::string out = run_small("query_calibration", "--profile-granularity kernel");
+  const std::string machine_dir = out_dir("query_calibration_machine");
+  fs::create_directories(machine_dir);
+  const std::string out = out_dir("query_calibration");
+  const auto r = run_tilevit("run --preset small --machine " + calibrated_test16(machine_dir) +
+                             " --inferences 1 --no-reference --profile-granularity kernel --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto q = run_tilevit("profile query " + out + "/profile.tvprof --group-by kernel --json");
   ASSERT_EQ(q.exit_code, 0) << q.err;
   const auto j = nlohmann::json::parse(q.out);
@@ -173,4 +194,5 @@ TEST(CliProfile, QueryGivesTheCalibratedShareOverallAndPerRow) {
   EXPECT_NE(line_of("attention_combine").find(" 0.0%\n"), std::string::npos) << text.out;
   EXPECT_NE(line_of("gemm_fp8").find(" 100.0%\n"), std::string::npos) << text.out;
   fs::remove_all(out);
+  fs::remove_all(machine_dir);
 }

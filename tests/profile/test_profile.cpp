@@ -7,6 +7,7 @@
 
 #include "../package/edit_section.hpp"
 #include "compiler/compile.hpp"
+#include "compiler/exchange_schedule.hpp"
 #include "compiler/step_costs.hpp"
 #include "compiler/verify.hpp"
 #include "compiler/program_walk.hpp"
@@ -190,18 +191,24 @@ TEST(ProfileFile, Version1FilesAreRejectedInOneLine) {
 
 // Every compute sample carries the kernel cycles no measurement covers; at every
 // granularity they add up to the header's total, which counts every tile and iteration.
+// On test16 with the C600's kernel generation, so that its GEMMs count as calibrated.
 TEST(Profile, CarriesUncalibratedCyclesAtEveryGranularity) {
   const auto m = compile_small({});
   const auto& program = m.executable.program;
-  std::uint64_t expected = 0;  // every call of every executed step, on every tile
+  auto machine = target::test16();
+  machine.costs.generation = target::c600().costs.generation;
+  std::uint64_t expected = 0;  // every call and local copy of every executed step, on every tile
   compiler::walk_program(program, [&](std::uint32_t step, std::uint32_t) {
     for (const auto& call : program.steps[step].compute)
-      expected += compiler::estimate_call_uncalibrated_cycles(target::test16(), call);
+      expected += compiler::estimate_call_uncalibrated_cycles(machine, call);
+    for (const auto bytes : compiler::tile_local_copy_bytes(machine, program.steps[step]))
+      expected += compiler::local_copy_cycles(machine, bytes);
   });
   ASSERT_GT(expected, 0u);  // the small model's attention combines key blocks
+  auto profile = [&](compiler::ProfileDetail o) { return profile::build_profile(machine, program, o); };
   for (auto g : {compiler::Granularity::graph, compiler::Granularity::phase, compiler::Granularity::kernel}) {
     SCOPED_TRACE(compiler::to_string(g));
-    const auto p = profile_of(m, {g, UINT32_MAX});
+    const auto p = profile({g, UINT32_MAX});
     EXPECT_EQ(p.uncalibrated_compute_cycles, expected);
     EXPECT_LT(p.uncalibrated_compute_cycles, p.tile_cycles[std::size_t(profile::SampleKind::compute)]);
     std::uint64_t sampled = 0;
@@ -211,7 +218,7 @@ TEST(Profile, CarriesUncalibratedCyclesAtEveryGranularity) {
         if (meta.kind != profile::SampleKind::compute && meta.kind != profile::SampleKind::graph) {
           EXPECT_EQ(s.uncalibrated_cycles, 0u);
         }
-        if (meta.kernel == "attention_combine") {
+        if (meta.kernel == "attention_combine" || meta.kernel == "local copy") {
           EXPECT_EQ(s.uncalibrated_cycles, s.end - s.start);  // derived, all of it
         }
         if (meta.kernel == "gemm_fp8") {
@@ -222,7 +229,7 @@ TEST(Profile, CarriesUncalibratedCyclesAtEveryGranularity) {
     EXPECT_EQ(sampled, expected);
   }
   // The query's rows: a calibrated share per row with compute samples, none for the others.
-  const auto rows = profile::query_profile(profile_of(m, {compiler::Granularity::kernel, UINT32_MAX}), profile::GroupBy::kernel);
+  const auto rows = profile::query_profile(profile({compiler::Granularity::kernel, UINT32_MAX}), profile::GroupBy::kernel);
   for (const auto& r : rows) {
     if (r.key == "attention_combine") {
       EXPECT_DOUBLE_EQ(r.calibrated_share(), 0.0);
