@@ -29,13 +29,14 @@ struct CompileCommand {
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app, false);
-    app.add_option("--batch", model.batch, "images per call")->capture_default_str();
+    app.add_option("--batch", model.batch, kBatchHelp)->capture_default_str();
     app.add_option("--machine", machine_file, "machine description file (default: the embedded C600)");
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words per stream")
         ->check(CLI::Range(16u, 1u << 20))
         ->capture_default_str();
-    app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k, v)");
-    app.add_option("--package", package, "output package file");
+    app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv,
+                 "one fused QKV GEMM (always on: the graph fuses q, k, v; --no-fuse-qkv is refused)");
+    app.add_option("--package", package, "output package file ('-': standard output, the report then goes to stderr)");
     app.add_option("--plan", plan_file, "fix every GEMM and attention grid from this plan file (from --write-plan)");
     app.add_option("--write-plan", write_plan, "write the grids the compiler used as a plan file (JSON)");
     profiling.add_to(app, false);
@@ -44,8 +45,21 @@ struct CompileCommand {
     return [this] { return run(); };
   }
 
+  // Flags that would change nothing in a package are refused rather than ignored.
+  void check_flags() const {
+    if (model.given("--seed"))
+      throw Error("--seed: a package holds no weights or images (give --seed to run or reference)", kExitUsage);
+    if (!fuse_qkv) throw Error("--no-fuse-qkv: not supported, the graph always fuses q, k and v", kExitUsage);
+    profiling.check_consistent();
+    for (const std::string* out : {&package, &write_plan})
+      if (!out->empty()) check_output_writable(*out);
+    if (write_plan == "-" && package == "-")
+      throw Error("--package - and --write-plan -: only one output can go to standard output", kExitUsage);
+  }
+
   int run() {
     model.apply_threads();
+    check_flags();
     const auto t0 = std::chrono::steady_clock::now();
     const target::MachineDescription machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
     const model::ViTConfig config = model.config();
@@ -112,11 +126,48 @@ struct CompileCommand {
       }
       j["steps"] = rows;
     }
+    // With the package on standard output, the report goes to stderr.
+    std::ostream& report = package == "-" || write_plan == "-" ? std::cerr : std::cout;
     if (json)
-      std::cout << j.dump(1) << "\n";
+      report << j.dump(1) << "\n";
     else
-      for (auto& [k, v] : j.items()) std::cout << k << ": " << v.dump() << "\n";
+      print_text(report, j);
     return kExitOk;
+  }
+
+  // One "name: value" line per figure (numbers with thousands separators, strings bare),
+  // and --steps as a table.
+  static void print_text(std::ostream& out, const nlohmann::json& j) {
+    for (const auto& [key, value] : j.items()) {
+      if (key == "steps") continue;
+      out << key << ": " << text_value(value) << "\n";
+    }
+    if (!j.contains("steps")) return;
+    out << "step  label                                    loop  calls  compute cycles  transfers  exchange cycles\n";
+    for (const auto& row : j["steps"]) {
+      char line[256];
+      std::snprintf(line, sizeof line, "%4llu  %-40s %4s %6s %15s %10s %16s\n",
+                    (unsigned long long)row["step"].get<std::uint64_t>(), row["label"].get<std::string>().substr(0, 40).c_str(),
+                    row["in_loop"].get<bool>() ? "yes" : "", text_value(row["kernel_calls"]).c_str(),
+                    text_value(row["compute_cycles"]).c_str(), text_value(row["transfers"]).c_str(),
+                    text_value(row["exchange_cycles"]).c_str());
+      out << line;
+    }
+  }
+
+  static std::string text_value(const nlohmann::json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+      std::string s = std::to_string(v.get<std::uint64_t>());
+      for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+      return s;
+    }
+    if (v.is_number_float()) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%.4g", v.get<double>());
+      return buffer;
+    }
+    return v.dump();
   }
 };
 
