@@ -64,7 +64,7 @@ struct CompileCommand {
     const target::MachineDescription machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
     const model::ViTConfig config = model.config();
     const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
-    progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers) for " + machine.name);
+    progress("compiling " + config.name + " (" + layers_text(config.layers) + ") for " + machine.name);
     compiler::CompileOptions options{stream_words, profiling.options()};
     if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
     const compiler::CompiledModel compiled = compiler::compile_model(graph, machine, options);

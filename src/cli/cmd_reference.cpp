@@ -84,8 +84,7 @@ struct ReferenceCommand {
                   kExitUsage);
     auto t0 = std::chrono::steady_clock::now();
     const auto images = model.load_images(config);  // a bad image fails before the weights load
-    progress("loading weights (" + config.name + ", " + std::to_string(config.layers) +
-             (config.layers == 1 ? " layer)" : " layers)"));
+    progress("loading weights (" + config.name + ", " + layers_text(config.layers) + ")");
     const model::ViTWeights weights = model.load_weights(config);
     const double load_seconds = seconds_since(t0);
 

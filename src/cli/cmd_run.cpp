@@ -147,7 +147,7 @@ struct RunCommand {
       progress("writing profile, model.html, trace.json");
       auto p = profile::build_profile(contents.machine, program, program.profiling.detail);
       p.package_sha256 = sha;
-      p.model = config.name + ", " + std::to_string(config.layers) + (config.layers == 1 ? " layer" : " layers") +
+      p.model = config.name + ", " + layers_text(config.layers) +
                 ", batch " + std::to_string(config.batch);
       attempt("profile.tvprof", [&](const std::string& path) { profile::write_profile(path, p); });
       attempt("model.html", [&](const std::string& path) {
@@ -197,7 +197,7 @@ struct RunCommand {
                          const OutputDirectory& out) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
-    progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
+    progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " +
              std::to_string(config.batch) + ") for " + machine.name);
     compiler::CompileOptions options{stream_words, profiling_options};
     if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;

@@ -13,6 +13,8 @@
 #include "support/error.hpp"
 
 namespace tilevit::cli {
+const std::string& examples_of(const std::string& command);  // examples.cpp
+
 std::vector<CommandInfo>& command_registry() {
   static std::vector<CommandInfo> registry;
   return registry;
@@ -61,7 +63,11 @@ int main(int argc, char** argv) {
   for (auto& command : commands) {
     CLI::App* sub = app.add_subcommand(command.name, command.description);
     actions[sub] = command.setup(*sub);
+    sub->footer(cli::examples_of(command.name));
+    for (CLI::App* nested : sub->get_subcommands([](CLI::App*) { return true; }))
+      nested->footer(cli::examples_of(command.name));  // profile render/query/diff
   }
+  app.footer(cli::examples_of(""));
   cli::reject_empty_values(app);
   bool json = false;
   for (int i = 1; i < argc; ++i) json |= std::strcmp(argv[i], "--json") == 0;

@@ -114,6 +114,8 @@ void ModelOptions::apply_threads() const {
   set_host_threads(threads);
 }
 
+std::string layers_text(int layers) { return std::to_string(layers) + (layers == 1 ? " layer" : " layers"); }
+
 void progress(const std::string& message) {
   static const auto start = std::chrono::steady_clock::now();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

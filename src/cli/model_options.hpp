@@ -47,6 +47,9 @@ int checkpoint_layers(const std::string& weights_path);
 // the OpenMP runtime fail to create them.
 int max_host_threads();
 
+// "1 layer", "27 layers".
+std::string layers_text(int layers);
+
 // Progress lines for steps that take more than a moment (stderr, never stdout).
 void progress(const std::string& message);
 
