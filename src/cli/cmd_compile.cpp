@@ -15,6 +15,7 @@
 #include "package/program_codec.hpp"
 #include <algorithm>
 #include "support/atomic_file.hpp"
+#include "support/digits.hpp"
 #include "support/error.hpp"
 #include "target/machine.hpp"
 
@@ -30,13 +31,14 @@ struct CompileCommand {
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app, false);
-    app.add_option("--batch", model.batch, "images per call")->capture_default_str();
+    app.add_option("--batch", model.batch, kBatchHelp)->capture_default_str();
     app.add_option("--machine", machine_file, "machine description file (default: the embedded C600)");
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words per stream")
         ->check(CLI::Range(16u, 1u << 20))
         ->capture_default_str();
-    app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k, v)");
-    app.add_option("--package", package, "output package file");
+    app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv,
+                 "one fused QKV GEMM (always on: the graph fuses q, k, v; --no-fuse-qkv is refused)");
+    app.add_option("--package", package, "output package file ('-': standard output, the report then goes to stderr)");
     app.add_option("--plan", plan_file, "fix every GEMM and attention grid from this plan file (from --write-plan)");
     app.add_option("--write-plan", write_plan, "write the grids the compiler used as a plan file (JSON)");
     profiling.add_to(app, false);
@@ -47,13 +49,26 @@ struct CompileCommand {
     return [this] { return run(); };
   }
 
+  // Flags that would change nothing in a package are refused rather than ignored.
+  void check_flags() const {
+    if (model.given("--seed"))
+      throw Error("--seed: a package holds no weights or images (give --seed to run or reference)", kExitUsage);
+    if (!fuse_qkv) throw Error("--no-fuse-qkv: not supported, the graph always fuses q, k and v", kExitUsage);
+    profiling.check_consistent();
+    for (const std::string* out : {&package, &write_plan})
+      if (!out->empty()) check_output_writable(*out);
+    if (write_plan == "-" && package == "-")
+      throw Error("--package - and --write-plan -: only one output can go to standard output", kExitUsage);
+  }
+
   int run() {
     model.apply_threads();
+    check_flags();
     const auto t0 = std::chrono::steady_clock::now();
     const target::MachineDescription machine = target::machine_from_option(machine_file);
     const model::ViTConfig config = model.config();
     const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
-    progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers) for " + machine.name);
+    progress("compiling " + config.name + " (" + layers_text(config.layers) + ") for " + machine.name);
     compiler::CompileOptions options{stream_words, profiling.options()};
     if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
     const compiler::CompiledModel compiled = compiler::compile_model(graph, machine, options);
@@ -122,14 +137,48 @@ struct CompileCommand {
       }
       j["steps"] = rows;
     }
+    // With the package on standard output, the report goes to stderr.
+    std::ostream& report = package == "-" || write_plan == "-" ? std::cerr : std::cout;
     if (json) {
-      std::cout << j.dump(1) << "\n";
+      report << j.dump(1) << "\n";
     } else {
       j.erase("kernel_calibration");  // one readable line instead
-      for (auto& [k, v] : j.items()) std::cout << k << ": " << v.dump() << "\n";
-      std::cout << compiler::coverage_text(coverage) << "\n";
+      print_text(report, j);
+      report << compiler::coverage_text(coverage) << "\n";
     }
     return kExitOk;
+  }
+
+  // One "name: value" line per figure (numbers with thousands separators, strings bare),
+  // and --steps as a table.
+  static void print_text(std::ostream& out, const nlohmann::json& j) {
+    for (const auto& [key, value] : j.items()) {
+      if (key == "steps") continue;
+      out << key << ": " << text_value(value) << "\n";
+    }
+    if (!j.contains("steps")) return;
+    out << "step  label                                    loop  calls  compute cycles  transfers  exchange cycles\n";
+    for (const auto& row : j["steps"]) {
+      char line[256];
+      std::snprintf(line, sizeof line, "%4llu  %-40s %4s %6s %15s %10s %16s\n",
+                    (unsigned long long)row["step"].get<std::uint64_t>(), row["label"].get<std::string>().substr(0, 40).c_str(),
+                    row["in_loop"].get<bool>() ? "yes" : "", text_value(row["kernel_calls"]).c_str(),
+                    text_value(row["compute_cycles"]).c_str(), text_value(row["transfers"]).c_str(),
+                    text_value(row["exchange_cycles"]).c_str());
+      out << line;
+    }
+  }
+
+  static std::string text_value(const nlohmann::json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0))
+      return with_commas(v.get<std::uint64_t>());
+    if (v.is_number_float()) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%.4g", v.get<double>());
+      return buffer;
+    }
+    return v.dump();
   }
 };
 

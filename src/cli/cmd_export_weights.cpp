@@ -30,7 +30,7 @@ struct ExportWeights {
     std::vector<std::string> names;
     for (const auto& t : source.tensors()) names.push_back(t.name);
     progress("writing " + std::to_string(names.size()) + " tensors of " + config.name + " (" +
-             std::to_string(config.layers) + " layers, seed " + std::to_string(model.seed) + ") to " + output);
+             layers_text(config.layers) + ", seed " + std::to_string(model.seed) + ") to " + output);
     formats::write_safetensors(output, source, names,
                                {{"format", "pt"},
                                 {"generator", "tilevit random test model"},

@@ -72,6 +72,7 @@ struct InspectCommand {
     for (std::size_t k = 0; k < compiler::kAllocationKinds; ++k)
       j["bytes_by_kind"][std::string(compiler::to_string(static_cast<compiler::AllocationKind>(k)))] = spread(kind_bytes[k]);
     j["exchange_words_per_call"] = exchange_words;
+    j["exchange_bytes_per_call"] = summary.exchange_bytes;  // the unit compile and run report
     j["exchange_table_bytes"] = spread(table);
     j["weight_bytes"] = weight_bytes;
     j["weight_replication"] = unique ? double(weight_bytes) / double(unique) : 0.0;
@@ -96,8 +97,9 @@ struct InspectCommand {
       for (auto& [k, v] : j["bytes_by_kind"].items()) row(k.c_str(), v);
       row("largest hole", j["largest_hole_bytes"]);
       row("exchange tables", j["exchange_table_bytes"]);
-      std::printf("weights %llu B resident (replication %.3f), exchange %llu words per call\n",
-                  (unsigned long long)weight_bytes, j["weight_replication"].get<double>(), (unsigned long long)exchange_words);
+      std::printf("weights %llu B resident (replication %.3f), exchange %llu B per call (%llu words)\n",
+                  (unsigned long long)weight_bytes, j["weight_replication"].get<double>(),
+                  (unsigned long long)summary.exchange_bytes, (unsigned long long)exchange_words);
       std::printf("estimated %llu cycles = %.3f ms at %.2f GHz\n", (unsigned long long)cycles, j["estimated_ms"].get<double>(),
                   double(m.clock_hz) * 1e-9);
       std::printf("%s\n", compiler::coverage_text(coverage).c_str());

@@ -18,7 +18,7 @@ namespace {
 std::string signed_commas(std::int64_t v) { return (v < 0 ? "-" : v > 0 ? "+" : "") + with_commas(std::uint64_t(std::llabs(v))); }
 
 struct ProfileCommand {
-  std::string input, input_b, output, group_by = "kind", format = "html";
+  std::string input, input_b, output, group_by = "kind", format = "html", view = "model";
   std::size_t limit = 20;
   bool json = false;
   CLI::App *render = nullptr, *query = nullptr, *diff = nullptr;
@@ -33,7 +33,12 @@ struct ProfileCommand {
         ->capture_default_str();
     query = app.add_subcommand("query", "totals of a profile grouped by one field");
     query->add_option("profile", input, "profile file (.tvprof)")->required();
-    query->add_option("--group-by", group_by, "kind, kernel, operation, phase or tile")->capture_default_str();
+    query->add_option("--group-by", group_by, "kind, kernel, operation, phase or tile (a tile's busy share of the span)")
+        ->capture_default_str();
+    query->add_option("--view", view,
+                      "model: the whole call, loop iterations not recorded in detail extrapolated from the detailed "
+                      "ones; layer: one encoder layer")
+        ->capture_default_str();
     query->add_option("--limit", limit, "rows to print")->capture_default_str();
     query->add_flag("--json", json, "print one JSON object");
     diff = app.add_subcommand("diff", "compare two profiles step by step (or by operation across packages)");
@@ -59,13 +64,27 @@ struct ProfileCommand {
 
   int run_query() {
     const auto p = profile::read_profile(input);
-    const auto rows = profile::query_profile(p, profile::group_by_from_string(group_by));
-    const std::uint64_t compute = p.tile_cycles[std::size_t(profile::SampleKind::compute)];
-    const std::uint64_t uncalibrated = p.uncalibrated_compute_cycles;
+    const profile::QueryView query_view = profile::query_view_from_string(view);
+    const auto rows = profile::query_profile(p, profile::group_by_from_string(group_by), query_view);
+    const profile::LoopCoverage loop = profile::loop_coverage(p, query_view);
+    // The calibrated share over the view: the header's totals for the whole call, the
+    // rows' sums for one layer.
+    std::uint64_t compute = p.tile_cycles[std::size_t(profile::SampleKind::compute)];
+    std::uint64_t uncalibrated = p.uncalibrated_compute_cycles;
+    const bool one_layer = query_view == profile::QueryView::layer;
+    if (one_layer) {
+      compute = uncalibrated = 0;
+      for (const auto& r : rows) compute += r.compute_cycles, uncalibrated += r.uncalibrated_cycles;
+    }
+    const std::string scope = one_layer ? "compute tile-cycles, all tiles, one encoder layer"
+                                        : "compute tile-cycles, all tiles, every loop iteration";
     if (json) {
       nlohmann::json out{{"profile", input}, {"group_by", group_by}, {"span_cycles", p.span}, {"tiles", p.tiles},
+                         {"view", view}, {"view_span_cycles", loop.view_span},
+                         {"loop", {{"iterations", loop.iterations}, {"detailed", loop.detailed},
+                                   {"extrapolated", loop.extrapolated}}},
                          {"kernel_calibration",
-                          {{"scope", "compute tile-cycles, all tiles, every loop iteration"},
+                          {{"scope", scope},
                            {"compute_tile_cycles", compute},
                            {"uncalibrated_tile_cycles", uncalibrated},
                            {"calibrated_share", compute ? 1.0 - double(uncalibrated) / double(compute) : 1.0}}},
@@ -77,8 +96,14 @@ struct ProfileCommand {
     std::printf("%s: %s, %s, %u tiles, span %s cycles (%.3f ms), granularity %s\n", input.c_str(), p.model.c_str(),
                 p.machine_name.c_str(), p.tiles, with_commas(p.span).c_str(), double(p.span) / double(p.clock_hz) * 1e3,
                 std::string(compiler::to_string(p.options.granularity)).c_str());
-    std::printf("kernel cycles: %s calibrated of %s compute tile-cycles (all tiles, every iteration)\n",
-                percent_text(compute - uncalibrated, compute).c_str(), with_commas(compute).c_str());
+    if (one_layer)
+      std::printf("view: one encoder layer (mean of %u detailed), %s cycles\n", loop.detailed,
+                  with_commas(loop.view_span).c_str());
+    else if (loop.extrapolated)
+      std::printf("view: the whole call; loop iterations %u..%u of %u extrapolated from the %u recorded in detail\n",
+                  loop.detailed + 1, loop.iterations, loop.iterations, loop.detailed);
+    std::printf("kernel cycles: %s calibrated of %s %s\n", percent_text(compute - uncalibrated, compute).c_str(),
+                with_commas(compute).c_str(), scope.c_str());
     std::printf("%-40s %10s %16s %8s %12s %6s %10s\n", group_by.c_str(), "samples", "tile cycles", "share", "max cycles",
                 "tiles", "calibrated");
     for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
@@ -94,7 +119,7 @@ struct ProfileCommand {
   }
 
   static bool differs(const profile::DiffReport& r) {
-    return r.span_delta != 0 || r.changed_steps > 0 || r.unmatched_steps > 0 || r.samples_differing > 0 ||
+    return !r.identity.empty() || r.span_delta != 0 || r.changed_steps > 0 || r.unmatched_steps > 0 || r.samples_differing > 0 ||
            !r.operations.empty();
   }
 
@@ -107,6 +132,7 @@ struct ProfileCommand {
       std::cout << profile::to_json(r, limit).dump(1) << "\n";
       return differs(r) ? kExitFailure : kExitOk;
     }
+    for (const auto& d : r.identity) std::printf("different %s\n", d.c_str());
     std::printf("span: %s -> %s cycles (%s, %+.4f%%)\n", with_commas(r.span_a).c_str(), with_commas(r.span_b).c_str(),
                 signed_commas(r.span_delta).c_str(), r.span_a ? 100.0 * double(r.span_delta) / double(r.span_a) : 0.0);
     std::printf("steps: %llu matched, %llu changed, %llu only in one profile\n", (unsigned long long)r.matched_steps,

@@ -8,9 +8,13 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/package_flags.hpp"
+#include "cli/validators.hpp"
 #include "formats/npy.hpp"
+#include "package/verified_package.hpp"
 #include "reference/compare.hpp"
 #include "reference/forward.hpp"
+#include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
 
@@ -35,32 +39,53 @@ double median_seconds(int repeat, F&& body) {
 
 struct ReferenceCommand {
   ModelOptions model;
-  std::string save_fp32, save_device;
+  std::string save_fp32, save_device, package_file;
   bool json = false, fp32_only = false;
   int repeat = 1;
   double threshold = 0.99;
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app);
-    app.add_option("--save-fp32", save_fp32, "write the FP32 embeddings as .npy [batch, width]");
-    app.add_option("--save-device", save_device, "write the device-numerics embeddings as .npy [batch, width]");
-    app.add_flag("--fp32-only", fp32_only, "run only the FP32 reference (for timing)");
+    app.add_option("--package", package_file,
+                   "take the model shape and the numerics from this package, with the GEMM and attention splits "
+                   "its compiler chose: exactly the device's arithmetic (without it, sums are not split)");
+    app.add_option("--save-fp32", save_fp32, "write the FP32 embeddings as .npy [batch, width] ('-': standard output)");
+    CLI::Option* device = app.add_option("--save-device", save_device,
+                                         "write the device-numerics embeddings as .npy [batch, width] ('-': standard output)");
+    app.add_flag("--fp32-only", fp32_only, "run only the FP32 reference (for timing)")->excludes(device);
     app.add_option("--repeat", repeat, "run each forward pass N times and report the median time")
         ->check(CLI::Range(1, 100))
         ->capture_default_str();
-    app.add_option("--min-cosine", threshold, "pass threshold for every embedding's cosine")->capture_default_str();
+    app.add_option("--min-cosine", threshold, "pass threshold: every embedding's cosine must be above it")
+        ->check(finite_real(0, 1, true))
+        ->capture_default_str();
     app.add_flag("--json", json, "print one JSON object instead of text");
     return [this] { return run(); };
   }
 
+  // The shape and numerics: the package's (with its splits), or the model flags'.
+  std::pair<model::ViTConfig, model::NumericsConfig> model_of_run() const {
+    if (package_file.empty()) return {model.config(), model.numerics()};
+    const package::VerifiedPackage loaded = package::load_verified_package(package_file);
+    check_model_flags_match(model, loaded.contents, package_file);
+    return {loaded.contents.config, loaded.contents.numerics};
+  }
+
   int run() {
     model.apply_threads();
-    const model::ViTConfig config = model.config();
-    const model::NumericsConfig numerics = model.numerics();
+    if (save_fp32 == "-" && save_device == "-")
+      throw Error("--save-fp32 - and --save-device -: only one output can go to standard output", kExitUsage);
+    for (const std::string* out : {&save_fp32, &save_device})
+      if (!out->empty()) check_output_writable(*out);
+    const auto [config, numerics] = model_of_run();
+    if (!model.images.empty() && static_cast<int>(model.images.size()) != config.batch)
+      throw Error(package_file + " takes " + std::to_string(config.batch) + " images per call; " +
+                      std::to_string(model.images.size()) + " --image given",
+                  kExitUsage);
     auto t0 = std::chrono::steady_clock::now();
-    progress("loading weights (" + config.name + ", " + std::to_string(config.layers) + " layers)");
+    const auto images = model.load_images(config);  // a bad image fails before the weights load
+    progress("loading weights (" + config.name + ", " + layers_text(config.layers) + ")");
     const model::ViTWeights weights = model.load_weights(config);
-    const auto images = model.load_images(config);
     const double load_seconds = seconds_since(t0);
 
     progress("FP32 reference");
@@ -88,6 +113,7 @@ struct ReferenceCommand {
       const auto cmp = reference::compare_embeddings(dev, fp32, config.width);
       passed = cmp.all_finite && cmp.min_cosine > threshold;
       out["numerics"] = numerics.describe();
+      out["splits"] = package_file.empty() ? "none: unsplit sums (--package P for the device's)" : "of " + package_file;
       out["device_numerics_seconds"] = device_seconds;
       out["cosines"] = cmp.cosines;
       out["min_cosine"] = cmp.min_cosine;
@@ -95,18 +121,24 @@ struct ReferenceCommand {
       out["all_finite"] = cmp.all_finite;
       out["passed"] = passed;
     }
+    out["min_cosine_threshold"] = threshold;
+    out["seed"] = model.seed;
+    if (!package_file.empty()) out["package"] = package_file;
+    // An embedding file on standard output moves the report to stderr.
+    FILE* const report = save_fp32 == "-" || save_device == "-" ? stderr : stdout;
+    std::fflush(stdout);
     if (json) {
-      std::cout << out.dump(1) << "\n";
+      std::fprintf(report, "%s\n", out.dump(1).c_str());
     } else {
-      std::printf("model %s, %d layers, batch %d, %d threads\n", config.name.c_str(), config.layers, config.batch,
-                  host_threads());
-      std::printf("FP32 reference: %.3f s (%.1f GFLOP/s)\n", fp32_seconds, out["fp32_gflops_per_second"].get<double>());
+      std::fprintf(report, "model %s, %d layer%s, batch %d, %d threads\n", config.name.c_str(), config.layers,
+                   config.layers == 1 ? "" : "s", config.batch, host_threads());
+      std::fprintf(report, "FP32 reference: %.3f s (%.1f GFLOP/s)\n", fp32_seconds, out["fp32_gflops_per_second"].get<double>());
       if (!fp32_only) {
-        std::printf("device numerics: %.3f s (%s)\n", out["device_numerics_seconds"].get<double>(),
-                    numerics.describe().c_str());
+        std::fprintf(report, "device numerics: %.3f s (%s; splits: %s)\n", out["device_numerics_seconds"].get<double>(),
+                     numerics.describe().c_str(), out["splits"].get<std::string>().c_str());
         const auto& cos = out["cosines"];
-        for (std::size_t i = 0; i < cos.size(); ++i) std::printf("embedding %zu: cosine %.9f\n", i, cos[i].get<double>());
-        std::printf("min cosine %.9f, max abs error %.6g: %s\n", out["min_cosine"].get<double>(),
+        for (std::size_t i = 0; i < cos.size(); ++i) std::fprintf(report, "embedding %zu: cosine %.9f\n", i, cos[i].get<double>());
+        std::fprintf(report, "min cosine %.9f, max abs error %.6g: %s\n", out["min_cosine"].get<double>(),
                     out["max_abs_error"].get<double>(), passed ? "PASS" : "FAIL");
       }
     }

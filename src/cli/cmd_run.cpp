@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <functional>
 #include <numeric>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -17,7 +19,10 @@
 #include "cli/calibration_report.hpp"
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/package_flags.hpp"
 #include "cli/profile_options.hpp"
+#include "cli/run_outputs.hpp"
+#include "cli/validators.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
 #include "device/device.hpp"
@@ -35,6 +40,7 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/median.hpp"
+#include "support/threads.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::cli {
@@ -81,7 +87,10 @@ struct RunCommand {
   double lock_timeout = 60, threshold = 0.99;
   bool json = false, reference_fp32 = true, check_numerics = false, time_reference = false;
 
+  CLI::App* app_ = nullptr;
+
   CommandAction setup(CLI::App& app) {
+    app_ = &app;
     model.add_to(app);
     app.add_option("--machine", machine_file, "machine description (default: the embedded C600)");
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words")->capture_default_str();
@@ -96,82 +105,105 @@ struct RunCommand {
                  "time an FP32 reference forward pass right before every call (same process and threads) and "
                  "report both medians and their ratio");
     app.add_flag("--check-numerics", check_numerics,
-                 "also compare with the device-numerics reference (must be bit for bit equal)");
-    app.add_option("--device-lock", lock_file, "advisory lock file held while the device is used");
-    app.add_option("--lock-timeout", lock_timeout, "seconds to wait for the device lock")->capture_default_str();
-    app.add_option("--out", out_dir, "output directory")->capture_default_str();
-    app.add_option("--save-embeddings", save_embeddings, "write the last call's embeddings as .npy [batch, width]");
-    app.add_option("--min-cosine", threshold, "pass threshold")->capture_default_str();
+                 "also compare with the device-numerics reference computed with the package's GEMM and attention "
+                 "splits (tilevit reference --package P): the embeddings must be bit for bit equal");
+    CLI::Option* lock = app.add_option("--device-lock", lock_file, "advisory lock file held while the device is used");
+    app.add_option("--lock-timeout", lock_timeout, "seconds to wait for the device lock")
+        ->check(finite_real(0, 1e9))
+        ->needs(lock)
+        ->capture_default_str();
+    app.add_option("--out", out_dir, "output directory (one run at a time; run.json lists every output's SHA-256)")
+        ->capture_default_str();
+    app.add_option("--save-embeddings", save_embeddings, "also write the last call's embeddings as .npy [batch, width]");
+    app.add_option("--min-cosine", threshold,
+                   "pass threshold: every cosine must be above it (run.json: min_cosine_threshold)")
+        ->check(finite_real(0, 1, true))
+        ->capture_default_str();
     app.add_flag("--json", json, "print one JSON object");
     profiling.add_to(app, true);
     return [this] { return run(); };
   }
 
   // The profile (when the package records one) and the memory map, next to run.json.
-  nlohmann::json write_views(const compiler::Executable& contents, const std::string& sha,
-                             const model::ViTConfig& config) {
-    namespace fs = std::filesystem;
-    nlohmann::json files;
-    auto out = [&](const char* name) { return (fs::path(out_dir) / name).string(); };
-    auto note = [&](const char* name) {
-      const auto bytes = fs::file_size(out(name));
-      files[name] = {{"path", out(name)}, {"bytes", bytes}};
-      if (bytes > (std::uintmax_t{30} << 20) && fs::path(name).extension() == ".html")
-        progress(std::string("warning: ") + name + " is " + std::to_string(bytes >> 20) +
-                 " MiB: browsers open it slowly (fewer --profile-iterations or a coarser --profile-granularity)");
+  // Written after the result: a viewer that cannot be written is a warning, never a lost run.
+  void write_views(const OutputDirectory& out, const compiler::Executable& contents, const std::string& sha,
+                   const model::ViTConfig& config, nlohmann::json& report) {
+    nlohmann::json& files = report["outputs"];
+    auto attempt = [&](const char* name, const std::function<void(const std::string&)>& write) {
+      const std::string path = out.path(name);
+      try {
+        write(path);
+        OutputDirectory::record(files, name, path);
+        const auto bytes = files[name]["bytes"].get<std::uint64_t>();
+        if (bytes > (std::uintmax_t{30} << 20) && std::filesystem::path(name).extension() == ".html")
+          progress(std::string("warning: ") + name + " is " + std::to_string(bytes >> 20) +
+                   " MiB: browsers open it slowly (fewer --profile-iterations or a coarser --profile-granularity)");
+      } catch (const std::exception& e) {  // Error, or a viewer's own fault: the result stands
+        progress(std::string("warning: ") + name + " not written: " + e.what());
+        report["warnings"].push_back(std::string(name) + " not written: " + e.what());
+      }
     };
     const auto& program = contents.program;
     if (program.profiling.enabled) {
       progress("writing profile, model.html, trace.json");
-      auto p = profile::build_profile(contents.machine, program,
-                                      program.profiling.detail);
+      auto p = profile::build_profile(contents.machine, program, program.profiling.detail);
       p.package_sha256 = sha;
-      p.model = config.name + ", " + std::to_string(config.layers) + " layers, batch " + std::to_string(config.batch);
-      profile::write_profile(out("profile.tvprof"), p);
-      note("profile.tvprof");
-      write_text_atomically(out("model.html"), profile::render_timeline_html(p, profile::peaks_of(p)));
-      note("model.html");
-      write_text_atomically(out("trace.json"), profile::chrome_trace_json(p));
-      note("trace.json");
+      p.model = config.name + ", " + layers_text(config.layers) +
+                ", batch " + std::to_string(config.batch);
+      attempt("profile.tvprof", [&](const std::string& path) { profile::write_profile(path, p); });
+      attempt("model.html", [&](const std::string& path) {
+        write_text_atomically(path, profile::render_timeline_html(p, profile::peaks_of(p)));
+      });
+      attempt("trace.json", [&](const std::string& path) { write_text_atomically(path, profile::chrome_trace_json(p)); });
     } else {
       progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
-      for (const char* stale : {"profile.tvprof", "model.html", "trace.json"}) fs::remove(out(stale));  // of an older run
+      for (const char* stale : {"profile.tvprof", "model.html", "trace.json"})
+        std::filesystem::remove(out.path(stale));  // of an older run
     }
     progress("writing memory.json, memory.png, memory.html");
     const auto map = profile::build_memory_map(contents.machine, program, program.profiling.enabled);
-    write_text_atomically(out("memory.json"), profile::to_json(map).dump() + "\n");
-    note("memory.json");
-    write_bytes_atomically(out("memory.png"), profile::render_memory_png(map));
-    note("memory.png");
-    write_text_atomically(out("memory.html"), profile::render_memory_html(map));
-    note("memory.html");
-    return files;
+    attempt("memory.json", [&](const std::string& path) {
+      write_text_atomically(path, profile::to_json(map).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    });
+    attempt("memory.png", [&](const std::string& path) { write_bytes_atomically(path, profile::render_memory_png(map)); });
+    attempt("memory.html", [&](const std::string& path) { write_text_atomically(path, profile::render_memory_html(map)); });
   }
 
-  // The package to run: compiled from the model flags and written to --out, or --package.
-  // Either way the written file is loaded and verified: the package must stand alone.
+  // The package to run: --package (loaded and verified; the model flags given must match
+  // it), or compiled for `config` and written to --out, then loaded and verified from
+  // there: the package must stand alone.
   struct Loaded {
     compiler::Executable contents;
     std::string sha, path;
     double compile_seconds = 0;
   };
-  Loaded obtain_package(const compiler::ProfilingOptions& profiling_options) {
-    if (!package_file.empty()) {
-      if (!plan_file.empty())
-        throw Error("--plan with --package: a package's grids are fixed when it is compiled (drop one)", kExitUsage);
-      auto loaded = package::load_verified_package(package_file);
-      check_profiling_flags(loaded.contents.program.profiling, profiling_options);
-      return {std::move(loaded.contents), loaded.sha256, package_file, 0};
+  Loaded load_given_package(const compiler::ProfilingOptions& profiling_options) {
+    if (!plan_file.empty())
+      throw Error("--plan with --package: a package's grids are fixed when it is compiled (drop one)", kExitUsage);
+    auto loaded = package::load_verified_package(package_file);
+    const compiler::Executable& c = loaded.contents;
+    check_profiling_flags(c.program.profiling, profiling_options);
+    check_model_flags_match(model, c, package_file);
+    if (app_->count("--machine")) {
+      const auto machine = target::machine_from_option(machine_file);
+      require_same(package_file, "--machine", machine.name + (machine == c.machine ? "" : " (as in " + machine_file + ")"),
+                   c.machine.name);
     }
+    if (app_->count("--exchange-stream-words"))
+      require_same(package_file, "--exchange-stream-words", std::to_string(stream_words),
+                   std::to_string(c.program.exchange_stream_words));
+    return {std::move(loaded.contents), loaded.sha256, package_file, 0};
+  }
+  Loaded compile_package(const model::ViTConfig& config, const compiler::ProfilingOptions& profiling_options,
+                         const OutputDirectory& out) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto machine = target::machine_from_option(machine_file);
-    const auto config = model.config();
-    progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
+    progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " +
              std::to_string(config.batch) + ") for " + machine.name);
     compiler::CompileOptions options{stream_words, profiling_options};
     if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
     const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine, options);
-    const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
+    const std::string path = out.path("model.tvpkg");
     write_bytes_atomically(path, package::encode_package(compiled.executable).bytes());
     const double seconds = since(t0);
     auto loaded = package::load_verified_package(path);
@@ -278,11 +310,12 @@ struct RunCommand {
 
   void print_text(const nlohmann::json& report, const model::ViTConfig& config, const std::string& machine,
                   const std::string& coverage) const {
-    std::printf("%s, %d layers, batch %d on %s; package %s\n", config.name.c_str(), config.layers, config.batch,
-                machine.c_str(), report["package_sha256"].get<std::string>().substr(0, 16).c_str());
+    std::printf("%s, %d layer%s, batch %d on %s; package %s\n", config.name.c_str(), config.layers,
+                config.layers == 1 ? "" : "s", config.batch, machine.c_str(),
+                report["package_sha256"].get<std::string>().substr(0, 16).c_str());
     for (const auto& c : report["calls"]) {
-      std::printf("call %d: device %llu cycles = %.3f ms; host upload %.1f ms, execute %.1f ms, download %.1f ms",
-                  c["call"].get<int>(), (unsigned long long)c["device_cycles"].get<std::uint64_t>(),
+      std::printf("call %d of %d: device %llu cycles = %.3f ms; host upload %.1f ms, execute %.1f ms, download %.1f ms",
+                  c["call"].get<int>() + 1, inferences, (unsigned long long)c["device_cycles"].get<std::uint64_t>(),
                   c["device_ms"].get<double>(), c["host_ms"]["upload"].get<double>(), c["host_ms"]["execute"].get<double>(),
                   c["host_ms"]["download"].get<double>());
       if (c.contains("cosines"))
@@ -290,7 +323,7 @@ struct RunCommand {
       std::printf("\n");
     }
     if (check_numerics)
-      std::printf("device vs device-numerics reference: %s\n",
+      std::printf("device vs device-numerics reference (the package's splits): %s\n",
                   report["bit_exact_vs_device_numerics"].get<bool>() ? "bit for bit equal" : "DIFFERENT");
     if (time_reference)
       std::printf("host speed: call median %.1f ms, FP32 reference median %.1f ms (timed before each call), ratio %.2f\n",
@@ -302,32 +335,64 @@ struct RunCommand {
                 100 * activity["sync"].get<double>(), 100 * activity["exchange"].get<double>());
     std::printf("%s\n", coverage.c_str());
     if (!report["cosines"].empty())
-      std::printf("min cosine %.9f (threshold %.2f)\n", report["min_cosine"].get<double>(), threshold);
+      std::printf("min cosine %.9f (threshold %g)\n", report["min_cosine"].get<double>(), threshold);
     std::printf("%s\n", report["passed"].get<bool>() ? "PASS" : "FAIL");
+    std::fflush(stdout);  // the verdict is out before the viewers are written
+  }
+
+  // Everything that can be checked before long work: flag conflicts, outputs writable.
+  void check_flags() const {
+    profiling.check_consistent();
+    if (save_embeddings == "-")
+      throw Error("--save-embeddings -: standard output carries the report (the embeddings are in --out)", kExitUsage);
+    if (!save_embeddings.empty()) check_output_writable(save_embeddings);
+  }
+
+  // What the run was asked to do, for run.json: enough to repeat it.
+  nlohmann::json settings(const Loaded& package) const {
+    const auto& c = package.contents;
+    return {{"package", package.path},
+            {"model", c.config.name},
+            {"layers", c.config.layers},
+            {"batch", c.config.batch},
+            {"machine", c.machine.name},
+            {"package_sha256", package.sha},
+            {"numerics", c.numerics.describe()},
+            {"weights", model.weights.empty() ? "random test model, seed " + std::to_string(model.seed) : model.weights},
+            {"images", model.images.empty() ? nlohmann::json("random, seed " + std::to_string(model.seed))
+                                            : nlohmann::json(model.images)},
+            {"seed", model.seed},
+            {"threads", host_threads()},
+            {"min_cosine_threshold", threshold},
+            {"compile_seconds", package.compile_seconds}};
   }
 
   int run() {
     model.apply_threads();
     const compiler::ProfilingOptions profiling_options = profiling.options();  // bad flags fail before any work
-    std::filesystem::create_directories(out_dir);
-    const Loaded package = obtain_package(profiling_options);
-    const compiler::Executable& contents = package.contents;
-    const model::ViTConfig config = contents.config;  // the package decides the shape
+    check_flags();
+    const OutputDirectory out(out_dir);
+    // Inputs before long work: the package or the configuration to compile, the images.
+    std::optional<Loaded> given;
+    if (!package_file.empty()) given = load_given_package(profiling_options);
+    const model::ViTConfig config = given ? given->contents.config : model.config();
     if (!model.images.empty() && static_cast<int>(model.images.size()) != config.batch)
       throw Error("the package takes " + std::to_string(config.batch) + " images per call; " +
                       std::to_string(model.images.size()) + " --image given",
                   kExitUsage);
+    const auto images = model.load_images(config);
+    const Loaded package = given ? std::move(*given) : compile_package(config, profiling_options, out);
+    const compiler::Executable& contents = package.contents;
 
     progress("loading weights");
     const model::ViTWeights weights = model.load_weights(config);
-    const auto images = model.load_images(config);
     std::vector<float> fp32, numerics_ref;
     if (reference_fp32) {
       progress("FP32 reference");
       fp32 = reference::forward_fp32(weights, images);
     }
     if (check_numerics) {
-      progress("device-numerics reference");
+      progress("device-numerics reference (the package's splits)");
       numerics_ref = reference::DeviceNumericsModel(weights, contents.numerics).forward(images);
     }
 
@@ -338,17 +403,13 @@ struct RunCommand {
     dev.upload_weights(weights);
     const double weight_upload_seconds = since(t0);
     Calls calls = run_calls(dev, weights, images, fp32, config, contents.machine.clock_hz);
-    if (!save_embeddings.empty()) formats::write_npy(save_embeddings, {config.batch, config.width}, calls.last);
-    formats::write_npy((std::filesystem::path(out_dir) / "embeddings.npy").string(), {config.batch, config.width}, calls.last);
 
-    nlohmann::json report;
-    report["package"] = package.path;
-    report["model"] = config.name;
-    report["layers"] = config.layers;
-    report["batch"] = config.batch;
-    report["machine"] = contents.machine.name;
-    report["package_sha256"] = package.sha;
-    report["compile_seconds"] = package.compile_seconds;
+    nlohmann::json report = settings(package);
+    report["outputs"] = nlohmann::json::object();
+    if (package.path == out.path("model.tvpkg")) OutputDirectory::record(report["outputs"], "model.tvpkg", package.path);
+    formats::write_npy(out.path("embeddings.npy"), {config.batch, config.width}, calls.last);
+    OutputDirectory::record(report["outputs"], "embeddings.npy", out.path("embeddings.npy"));
+    if (!save_embeddings.empty()) formats::write_npy(save_embeddings, {config.batch, config.width}, calls.last);
     report["weight_upload_seconds"] = weight_upload_seconds;
     report["calls"] = calls.report;
     report["device_cycles"] = calls.report[0]["device_cycles"];
@@ -358,7 +419,6 @@ struct RunCommand {
     report["tile_activity_share"] = tile_activity_share(contents);
     const auto coverage = compiler::calibration_coverage(contents.machine, contents.program);
     report["kernel_calibration"] = coverage_json(coverage);
-    report["outputs"] = write_views(contents, package.sha, config);
     report["cosines"] = calls.cosines;
     report["min_cosine"] = calls.cosines.empty() ? nlohmann::json(nullptr)
                                                  : nlohmann::json(*std::min_element(calls.cosines.begin(), calls.cosines.end()));
@@ -372,12 +432,16 @@ struct RunCommand {
       passed &= calls.last == numerics_ref;
     }
     report["passed"] = passed;
-    write_text_atomically((std::filesystem::path(out_dir) / "run.json").string(), report.dump(1) + "\n");
+    report["warnings"] = nlohmann::json::array();
+    // The result first (run.json, PASS/FAIL), then the viewers, then run.json again with them.
+    const std::string run_json = out.path("run.json");
+    write_text_atomically(run_json, report.dump(1) + "\n");
+    if (!json) print_text(report, config, contents.machine.name, compiler::coverage_text(coverage));
+    write_views(out, contents, package.sha, config, report);
+    write_text_atomically(run_json, report.dump(1) + "\n");
     if (json) {
       std::cout << report.dump(1) << "\n";
       progress(compiler::coverage_text(coverage));
-    } else {
-      print_text(report, config, contents.machine.name, compiler::coverage_text(coverage));
     }
     return passed ? kExitOk : kExitFailure;
   }

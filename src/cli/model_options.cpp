@@ -1,40 +1,80 @@
 #include "cli/model_options.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <thread>
+
+#include "cli/validators.hpp"
 
 #include "formats/image.hpp"
 #include "formats/safetensors.hpp"
+#include "model/checkpoint.hpp"
 #include "model/random_model.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
 
 namespace tilevit::cli {
 
+// The model takes 1..64 images per call; the machine's SRAM fits fewer (measured with
+// `tilevit compile --batch B` on the embedded C600 at 27 layers: 2 fits, 3 does not).
+const char* const kBatchHelp =
+    "images per call: 1..64 for the model, but the tiles' SRAM limits it (So400m, 27 layers on the C600: at most 2); "
+    "compile says when a batch does not fit";
+
 void ModelOptions::add_to(CLI::App& app, bool with_inputs) {
+  app_ = &app;
   app.add_option("--preset", preset, "model shape: so400m (SigLIP So400m/14) or small (tiny, for tests)")
       ->capture_default_str();
-  app.add_option("--layers", layers, "encoder layers to use (1..27 for So400m)");
-  app.add_option("--seed", seed, "seed of the random test model and images")->capture_default_str();
+  app.add_option("--layers", layers,
+                 "encoder layers to use (1..27 for So400m; with --weights: default the checkpoint's count)");
+  app.add_option("--seed", seed, "seed of the random test model and images")->check(unsigned_64())->capture_default_str();
   app.add_option("--weights", weights, "Hugging Face safetensors checkpoint (vision_model.* tensors)");
-  app.add_option("--fp8-scale", fp8_scale, "power-of-two scale S of every FP8 GEMM, in [-31, 31]")
-      ->capture_default_str();
+  CLI::Option* scale = app.add_option("--fp8-scale", fp8_scale, "power-of-two scale S of every FP8 GEMM, in [-31, 31]")
+                           ->check(CLI::Range(-31, 31))
+                           ->capture_default_str();
   app.add_flag("--calibrated-scales", calibrated_scales,
-               "per-role FP8 scales for the real checkpoint (WORKLOAD.md) instead of --fp8-scale");
-  app.add_option("--threads", threads, "host threads (0 = all cores); results do not depend on it")
+               "per-role FP8 scales for the real checkpoint (WORKLOAD.md) instead of --fp8-scale")
+      ->excludes(scale);
+  app.add_option("--threads", threads, "host threads (0 = all cores, at most 4 per core); results do not depend on it")
+      ->check(CLI::Range(0, max_host_threads()))
       ->capture_default_str();
   if (with_inputs) {
-    app.add_option("--batch", batch, "images per call (1..64)")->capture_default_str();
+    app.add_option("--batch", batch, kBatchHelp)->capture_default_str();
     app.add_option("--image", images,
                    "input image (PNG, JPEG, or preprocessed .npy/.f32 [3,S,S]); repeat per batch entry; "
                    "default: the random model's images");
   }
 }
 
+int checkpoint_layers(const std::string& weights_path) {
+  const auto file = formats::SafetensorsFile::open(weights_path);
+  const std::string prefix = std::string(model::kVisionPrefix) + "encoder.layers.";
+  int count = 0;
+  for (const std::string& name : file->names()) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    int index = 0;
+    const char* digits = name.c_str() + prefix.size();
+    const auto [end, ec] = std::from_chars(digits, name.c_str() + name.size(), index);
+    if (ec == std::errc() && *end == '.' && index < 1 << 20) count = std::max(count, index + 1);
+  }
+  return count;
+}
+
+int max_host_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 model::ViTConfig ModelOptions::config() const {
   model::ViTConfig c = model::ViTConfig::preset(preset);
   if (layers) c.layers = *layers;
+  if (!weights.empty()) {
+    const int held = checkpoint_layers(weights);
+    if (!layers) c.layers = std::min(held, c.max_layers);
+    if (held < c.layers)
+      throw Error(weights + ": the checkpoint holds " + std::to_string(held) + " encoder layer" + (held == 1 ? "" : "s") +
+                  ", " + std::to_string(c.layers) + " asked (--layers)");
+  }
   if (!images.empty()) {
     if (batch != 1 && batch != static_cast<int>(images.size()))
       throw Error("--batch " + std::to_string(batch) + " does not match the " + std::to_string(images.size()) +
@@ -67,9 +107,14 @@ std::vector<std::vector<float>> ModelOptions::load_images(const model::ViTConfig
 }
 
 void ModelOptions::apply_threads() const {
-  if (threads < 0) throw Error("--threads must be >= 0", kExitUsage);
+  if (threads < 0 || threads > max_host_threads())
+    throw Error("--threads " + std::to_string(threads) + ": expected 0..." + std::to_string(max_host_threads()) +
+                    " (0 = all cores, at most 4 per core)",
+                kExitUsage);
   set_host_threads(threads);
 }
+
+std::string layers_text(int layers) { return std::to_string(layers) + (layers == 1 ? " layer" : " layers"); }
 
 void progress(const std::string& message) {
   static const auto start = std::chrono::steady_clock::now();

@@ -26,14 +26,33 @@ struct ModelOptions {
   int threads = 0;
 
   void add_to(CLI::App& app, bool with_inputs = true);
-  model::ViTConfig config() const;             // validated
+  // Whether `flag` (e.g. "--layers") was given on the command line.
+  bool given(const std::string& flag) const { return app_ != nullptr && app_->count(flag) > 0; }
+  // Validated. With --weights, the layer count is the checkpoint's own unless --layers
+  // asks for fewer (more is an error, found before any work).
+  model::ViTConfig config() const;
   model::NumericsConfig numerics() const;      // validated
   model::ViTWeights load_weights(const model::ViTConfig& config) const;
   std::vector<std::vector<float>> load_images(const model::ViTConfig& config) const;
   void apply_threads() const;
+
+ private:
+  CLI::App* app_ = nullptr;
 };
+
+// Encoder layers a checkpoint holds: vision_model.encoder.layers.<i>.* for i < the result.
+int checkpoint_layers(const std::string& weights_path);
+
+// At most 4 threads per hardware thread: more only adds contention, and far more makes
+// the OpenMP runtime fail to create them.
+int max_host_threads();
+
+// "1 layer", "27 layers".
+std::string layers_text(int layers);
 
 // Progress lines for steps that take more than a moment (stderr, never stdout).
 void progress(const std::string& message);
+
+extern const char* const kBatchHelp;  // --batch: the model's range and the machine's real limit
 
 }  // namespace tilevit::cli

@@ -18,6 +18,7 @@ struct ProfileFlags {
   // `on_by_default`: run profiles unless --no-profile; compile only with --profile.
   void add_to(CLI::App& app, bool on_by_default) {
     enabled = on_by_default;
+    on_by_default_ = on_by_default;
     if (on_by_default)
       flags_[0] = app.add_flag("!--no-profile", enabled, "unprofiled build: no profiling buffers, no profile written");
     else
@@ -25,6 +26,14 @@ struct ProfileFlags {
     flags_[1] = app.add_option("--profile-granularity", granularity, "graph, phase or kernel")->capture_default_str();
     flags_[2] = app.add_option("--profile-iterations", iterations, "loop iterations recorded in detail: a number or 'all'")
                     ->capture_default_str();
+  }
+
+  // --profile-granularity or --profile-iterations without profiling would be dropped: refuse.
+  void check_consistent() const {
+    if (enabled || (flags_[1]->count() == 0 && flags_[2]->count() == 0)) return;
+    const std::string flag = flags_[1]->count() ? "--profile-granularity" : "--profile-iterations";
+    throw Error(flag + " needs a profiling build (" + (on_by_default_ ? "drop --no-profile)" : "add --profile)"),
+                kExitUsage);
   }
 
   // Whether any profiling flag was given on the command line.
@@ -57,6 +66,7 @@ struct ProfileFlags {
 
  private:
   CLI::Option* flags_[3] = {};
+  bool on_by_default_ = true;
 };
 
 }  // namespace tilevit::cli

@@ -41,34 +41,97 @@ std::string step_key(const StepMeta& m) {
 
 }  // namespace
 
-std::vector<QueryRow> query_profile(const Profile& p, GroupBy g) {
-  std::map<std::string, QueryRow> rows;
-  std::map<std::string, std::uint32_t> last_tile;
+QueryView query_view_from_string(const std::string& name) {
+  if (name == "model") return QueryView::model;
+  if (name == "layer") return QueryView::layer;
+  throw Error("--view " + name + ": expected model or layer", kExitUsage);
+}
+
+LoopCoverage loop_coverage(const Profile& p, QueryView view) {
+  LoopCoverage c;
+  const bool looped = p.loop_end > p.loop_begin && p.options.granularity != Granularity::graph;
+  c.iterations = looped ? p.loop_count : 0;
+  c.detailed = std::min(c.iterations, p.options.iterations_in_detail);
+  c.extrapolated = c.detailed > 0 && c.detailed < c.iterations;
+  c.view_span = p.span;
+  if (view == QueryView::model) return c;
+  if (c.detailed == 0)
+    throw Error("profile of " + p.model + ": no loop iteration recorded in detail (granularity " +
+                    std::string(compiler::to_string(p.options.granularity)) +
+                    ", --profile-iterations " + std::to_string(p.options.iterations_in_detail) + "): no per-layer view",
+                kExitUsage);
+  std::uint64_t first = UINT64_MAX, last = 0;  // the span of iteration 0 over all tiles
+  for (const auto& tile : p.samples)
+    for (const Sample& s : tile)
+      if (p.meta[s.meta].layer == 0 && p.meta[s.meta].kind != SampleKind::repeat) {
+        first = std::min(first, s.start);
+        last = std::max(last, s.end);
+      }
+  c.view_span = last > first ? last - first : 0;
+  return c;
+}
+
+namespace {
+
+// A row's totals outside the loop and inside its detailed iterations, kept apart so the
+// loop part can be scaled to all iterations (model view) or to one (layer view).
+struct RowParts {
+  QueryRow row;
+  std::uint64_t loop_samples = 0, loop_cycles = 0, loop_flops = 0, loop_words = 0;
+  std::uint64_t loop_compute = 0, loop_uncalibrated = 0;
+  std::uint32_t last_tile = UINT32_MAX, tile = UINT32_MAX;
+};
+
+}  // namespace
+
+std::vector<QueryRow> query_profile(const Profile& p, GroupBy g, QueryView view) {
+  const LoopCoverage coverage = loop_coverage(p, view);
+  std::map<std::string, RowParts> rows;
   for (std::uint32_t t = 0; t < p.samples.size(); ++t)
     for (const Sample& s : p.samples[t]) {
+      const StepMeta& m = p.meta[s.meta];
+      const bool loop_detail = m.layer >= 0 && m.kind != SampleKind::repeat;
+      if (view == QueryView::layer && !loop_detail) continue;
+      if (m.kind == SampleKind::repeat && coverage.extrapolated) continue;  // stood for what is scaled in
+      if (g == GroupBy::tile && m.kind == SampleKind::idle) continue;        // a tile's share is its busy time
       const std::string key = group_key(p, s, t, g);
-      QueryRow& r = rows[key];
-      r.key = key;
-      ++r.samples;
-      r.cycles += s.end - s.start;
-      r.max_cycles = std::max(r.max_cycles, s.end - s.start);
-      r.flops += s.flops;
-      r.words += std::uint64_t(s.words_sent) + s.words_received;
-      if (p.meta[s.meta].kind == SampleKind::compute) {
-        r.compute_cycles += s.end - s.start;
-        r.uncalibrated_cycles += s.uncalibrated_cycles;
+      RowParts& r = rows[key];
+      r.row.key = key;
+      r.tile = g == GroupBy::tile ? t : UINT32_MAX;
+      const std::uint64_t cycles = s.end - s.start, words = std::uint64_t(s.words_sent) + s.words_received;
+      (loop_detail ? r.loop_samples : r.row.samples) += 1;
+      (loop_detail ? r.loop_cycles : r.row.cycles) += cycles;
+      (loop_detail ? r.loop_flops : r.row.flops) += s.flops;
+      (loop_detail ? r.loop_words : r.row.words) += words;
+      if (m.kind == SampleKind::compute) {
+        (loop_detail ? r.loop_compute : r.row.compute_cycles) += cycles;
+        (loop_detail ? r.loop_uncalibrated : r.row.uncalibrated_cycles) += s.uncalibrated_cycles;
       }
-      const auto [it, inserted] = last_tile.try_emplace(key, t);
-      if (inserted || it->second != t) ++r.tiles;
-      it->second = t;
+      r.row.max_cycles = std::max(r.row.max_cycles, cycles);
+      if (r.last_tile != t) ++r.row.tiles;
+      r.last_tile = t;
     }
-  std::vector<QueryRow> out;
-  const double area = double(p.span) * double(std::max<std::uint32_t>(p.tiles, 1));
+  // Loop part x num / den: all iterations from the detailed ones, or one of them.
+  const std::uint64_t num = view == QueryView::layer ? 1 : coverage.extrapolated ? coverage.iterations : 1;
+  const std::uint64_t den = view == QueryView::layer || coverage.extrapolated ? coverage.detailed : 1;
+  const double area = double(coverage.view_span) * (g == GroupBy::tile ? 1.0 : double(std::max<std::uint32_t>(p.tiles, 1)));
+  std::vector<RowParts> parts;
   for (auto& [key, r] : rows) {
-    r.share = area > 0 ? double(r.cycles) / area : 0;
-    out.push_back(r);
+    r.row.samples += r.loop_samples * num / den;
+    r.row.cycles += r.loop_cycles * num / den;
+    r.row.flops += r.loop_flops * num / den;
+    r.row.words += r.loop_words * num / den;
+    r.row.compute_cycles += r.loop_compute * num / den;
+    r.row.uncalibrated_cycles += r.loop_uncalibrated * num / den;
+    r.row.share = area > 0 ? double(r.row.cycles) / area : 0;
+    parts.push_back(r);
   }
-  std::stable_sort(out.begin(), out.end(), [](const QueryRow& a, const QueryRow& b) { return a.cycles > b.cycles; });
+  std::stable_sort(parts.begin(), parts.end(), [](const RowParts& a, const RowParts& b) {
+    if (a.row.cycles != b.row.cycles) return a.row.cycles > b.row.cycles;
+    return a.tile != b.tile ? a.tile < b.tile : a.row.key < b.row.key;
+  });
+  std::vector<QueryRow> out;
+  for (const RowParts& r : parts) out.push_back(r.row);
   return out;
 }
 
@@ -99,9 +162,16 @@ DiffReport diff_profiles(const Profile& a, const Profile& b) {
   r.span_a = a.span;
   r.span_b = b.span;
   r.span_delta = std::int64_t(b.span) - std::int64_t(a.span);
+  if (a.model != b.model) r.identity.push_back("model: " + a.model + " vs " + b.model);
+  if (a.loop_count != b.loop_count)
+    r.identity.push_back("loop iterations (layers): " + std::to_string(a.loop_count) + " vs " + std::to_string(b.loop_count));
+  auto machine = [](const Profile& p) {
+    return p.machine_name + " (" + std::to_string(p.tiles) + " tiles, " + std::to_string(p.clock_hz) + " Hz)";
+  };
+  if (machine(a) != machine(b)) r.identity.push_back("machine: " + machine(a) + " vs " + machine(b));
   if (!r.same_package)
-    r.warnings.push_back("profiles of different packages (" + (a.package_sha256.empty() ? "?" : a.package_sha256.substr(0, 12)) +
-                         " vs " + (b.package_sha256.empty() ? "?" : b.package_sha256.substr(0, 12)) +
+    r.warnings.push_back("profiles of different packages (" + (a.package_sha256.empty() ? "?" : a.package_sha256.substr(0, 16)) +
+                         " vs " + (b.package_sha256.empty() ? "?" : b.package_sha256.substr(0, 16)) +
                          "): steps matched by phase and layer, operations compared by total cycles");
   const bool same_granularity = a.options.granularity == b.options.granularity;
   if (!same_granularity)
@@ -203,6 +273,7 @@ nlohmann::json to_json(const DiffReport& r, std::size_t limit) {
                    {"cycles_b", r.operations[i].cycles_b},
                    {"delta", std::int64_t(r.operations[i].cycles_b - r.operations[i].cycles_a)}});
   return {{"same_package", r.same_package},
+          {"identity_differences", r.identity},
           {"warnings", r.warnings},
           {"span_a", r.span_a},
           {"span_b", r.span_b},

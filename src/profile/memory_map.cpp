@@ -3,6 +3,7 @@
 #include "profile/memory_map.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -36,12 +37,16 @@ bool lifetimes_overlap(const PendingEntry& a, const PendingEntry& b) {
 }
 
 // Labels are interned in order of first appearance (tile order, then program order), so
-// the table is deterministic and the per-allocation field is a small integer.
+// the table is deterministic and the per-allocation field is a small integer. A label is
+// any bytes a package holds: invalid UTF-8 becomes U+FFFD, so memory.json and memory.html
+// can always be written (issue #22, item 7).
 class LabelTable {
  public:
   std::uint32_t intern(const std::string& text) {
     const auto [it, inserted] = index_.try_emplace(text, static_cast<std::uint32_t>(labels_.size()));
-    if (inserted) labels_.push_back(text);
+    if (inserted)
+      labels_.push_back(nlohmann::json::parse(nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+                            .get<std::string>());
     return it->second;
   }
   std::vector<std::string> take() { return std::move(labels_); }

@@ -202,6 +202,18 @@ TEST(memoryMap, Deterministic) {
   EXPECT_EQ(profile::render_memory_html(again), profile::render_memory_html(small_map()));
 }
 
+// Issue #22, item 7: a package's label in invalid UTF-8 does not stop memory.json.
+TEST(memoryMap, InvalidUtf8LabelIsReplaced) {
+  compiler::CompiledProgram p = small_model().executable.program;
+  p.allocations.back().request.label = "bad\xff\xfe label";
+  const auto map = profile::build_memory_map(target::test16(), p, false);
+  EXPECT_NO_THROW(profile::to_json(map).dump());
+  EXPECT_NO_THROW(profile::render_memory_html(map));
+  EXPECT_NE(std::find(map.labels.begin(), map.labels.end(), "bad\xef\xbf\xbd\xef\xbf\xbd label, " +
+                                                                  std::string(compiler::to_string(p.allocations.back().request.kind))),
+            map.labels.end());
+}
+
 TEST(memoryMap, AllocationOutsideTheMachineIsBadInput) {
   compiler::CompiledProgram p = small_model().executable.program;
   p.allocations.back().tile = 99;

@@ -298,19 +298,93 @@ TEST(ProfileFile, MissingFileNamesThePath) {
 
 TEST(ProfileQuery, GroupsAddUpToTheSampledTime) {
   const auto p = profile_of(compile_small({}), {compiler::Granularity::phase, 2});
-  std::uint64_t sampled = 0;
+  std::uint64_t sampled = 0, idle = 0;
   for (const auto& tile : p.samples)
-    for (const auto& s : tile) sampled += s.end - s.start;
+    for (const auto& s : tile) {
+      sampled += s.end - s.start;
+      if (p.meta[s.meta].kind == profile::SampleKind::idle) idle += s.end - s.start;
+    }
   for (auto g : {profile::GroupBy::kind, profile::GroupBy::kernel, profile::GroupBy::operation, profile::GroupBy::phase,
                  profile::GroupBy::tile}) {
     std::uint64_t sum = 0;
     const auto rows = profile::query_profile(p, g);
     for (const auto& r : rows) sum += r.cycles;
-    EXPECT_EQ(sum, sampled);
+    EXPECT_EQ(sum, g == profile::GroupBy::tile ? sampled - idle : sampled);  // a tile's row: its busy time
     for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_GE(rows[i - 1].cycles, rows[i].cycles);
   }
   EXPECT_EQ(profile::query_profile(p, profile::GroupBy::tile).size(), 16u);
   EXPECT_THROW(profile::group_by_from_string("colour"), Error);
+}
+
+namespace {
+std::map<std::string, std::uint64_t> cycles_by_key(const std::vector<profile::QueryRow>& rows) {
+  std::map<std::string, std::uint64_t> out;
+  for (const auto& r : rows) out[r.key] = r.cycles;
+  return out;
+}
+}  // namespace
+
+// Issue #22, item 3: the iterations not recorded in detail are extrapolated from the
+// detailed one, so the whole-call view equals a profile that details every iteration,
+// and no "repeat" row stands on top.
+TEST(ProfileQuery, UndetailedIterationsAreExtrapolated) {
+  const auto m = compile_small({});
+  const auto one = profile_of(m, {compiler::Granularity::phase, 1});
+  const auto all = profile_of(m, {compiler::Granularity::phase, UINT32_MAX});
+  ASSERT_EQ(one.loop_count, 2u);
+  for (auto g : {profile::GroupBy::kind, profile::GroupBy::kernel, profile::GroupBy::operation, profile::GroupBy::phase,
+                 profile::GroupBy::tile}) {
+    const auto rows = profile::query_profile(one, g);
+    EXPECT_EQ(cycles_by_key(rows), cycles_by_key(profile::query_profile(all, g)));
+    for (const auto& r : rows) EXPECT_EQ(r.key.find("repeat"), std::string::npos) << r.key;
+    // One layer: the same from one detailed iteration as from the mean of both.
+    EXPECT_EQ(cycles_by_key(profile::query_profile(one, g, profile::QueryView::layer)),
+              cycles_by_key(profile::query_profile(all, g, profile::QueryView::layer)));
+  }
+  const auto coverage = profile::loop_coverage(one, profile::QueryView::layer);
+  EXPECT_TRUE(coverage.extrapolated);
+  EXPECT_EQ(coverage.detailed, 1u);
+  std::uint64_t layer_cycles = 0;
+  for (const auto& r : profile::query_profile(one, profile::GroupBy::kind, profile::QueryView::layer)) layer_cycles += r.cycles;
+  EXPECT_EQ(layer_cycles, coverage.view_span * one.tiles);  // every tile accounted for, over one iteration
+  EXPECT_LT(coverage.view_span, one.span);
+  EXPECT_THROW(profile::query_profile(profile_of(m, {compiler::Granularity::phase, 0}), profile::GroupBy::kind,
+                                      profile::QueryView::layer),
+               Error);
+}
+
+// Issue #22, item 3: a tile's share is its busy time, and tiles tie-break by number.
+TEST(ProfileQuery, TilesByBusyShareInNumericOrder) {
+  const auto p = profile_of(compile_small({}), {compiler::Granularity::phase, 1});
+  const auto rows = profile::query_profile(p, profile::GroupBy::tile);
+  double low = 1, high = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    low = std::min(low, rows[i].share);
+    high = std::max(high, rows[i].share);
+    EXPECT_LE(rows[i].share, 1.0);
+    EXPECT_EQ(rows[i].share, double(rows[i].cycles) / double(p.span));
+    if (i > 0 && rows[i - 1].cycles == rows[i].cycles)
+      EXPECT_LT(std::stoi(rows[i - 1].key.substr(5)), std::stoi(rows[i].key.substr(5)));
+  }
+  EXPECT_LT(low, high);  // not every tile the same share
+}
+
+TEST(ProfileDiff, DifferentModelOrLayersIsADifference) {
+  auto a = profile_of(compile_small({}), {});
+  model::ViTConfig c = model::ViTConfig::small();
+  c.layers = 1;
+  const auto one_layer = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)),
+                                                 target::test16(), compiler::CompileOptions{1024, {}});
+  auto b = profile_of(one_layer, {});
+  a.model = "small, 2 layers, batch 1";
+  b.model = "small, 1 layer, batch 1";
+  const auto r = profile::diff_profiles(a, b);
+  ASSERT_EQ(r.identity.size(), 2u);
+  EXPECT_NE(r.identity[0].find("1 layer"), std::string::npos);
+  EXPECT_NE(r.identity[1].find("2 vs 1"), std::string::npos);
+  b = a;
+  b.machine_name = "other";
+  EXPECT_EQ(profile::diff_profiles(a, b).identity.size(), 1u);
 }
 
 TEST(ProfileDiff, SamePackageTwiceIsNoDifference) {
