@@ -16,6 +16,7 @@
 
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/plan_search_flags.hpp"
 #include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
@@ -74,6 +75,7 @@ class DeviceLock {
 struct RunCommand {
   ModelOptions model;
   ProfileFlags profiling;
+  SearchFlags search;
   std::string machine_file, package_file, plan_file, lock_file, out_dir = "tilevit-out", save_embeddings;
   std::uint32_t stream_words = 1024;
   int inferences = 3;
@@ -103,6 +105,7 @@ struct RunCommand {
     app.add_option("--min-cosine", threshold, "pass threshold")->capture_default_str();
     app.add_flag("--json", json, "print one JSON object");
     profiling.add_to(app, true);
+    search.add_to(app);
     return [this] { return run(); };
   }
 
@@ -153,28 +156,33 @@ struct RunCommand {
     compiler::Executable contents;
     std::string sha, path;
     double compile_seconds = 0;
+    std::optional<nlohmann::json> optimization;  // the plan search's report
   };
   Loaded obtain_package(const compiler::ProfilingOptions& profiling_options) {
     if (!package_file.empty()) {
       if (!plan_file.empty())
         throw Error("--plan with --package: a package's grids are fixed when it is compiled (drop one)", kExitUsage);
+      if (search.searching())
+        throw Error("--optimization-steps or --optimization-report with --package: a package's plan is fixed when it "
+                    "is compiled (drop one)",
+                    kExitUsage);
       auto loaded = package::load_verified_package(package_file);
       check_profiling_flags(loaded.contents.program.profiling, profiling_options);
-      return {std::move(loaded.contents), loaded.sha256, package_file, 0};
+      return {std::move(loaded.contents), loaded.sha256, package_file, 0, std::nullopt};
     }
     const auto t0 = std::chrono::steady_clock::now();
     const auto machine = machine_file.empty() ? target::c600() : target::load_machine(machine_file);
     const auto config = model.config();
     progress("compiling " + config.name + " (" + std::to_string(config.layers) + " layers, batch " +
              std::to_string(config.batch) + ") for " + machine.name);
-    compiler::CompileOptions options{stream_words, profiling_options};
-    if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
-    const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine, options);
+    const PlannedCompile planned = compile_planned(compiler::build_vit_graph(config, model.numerics()), machine,
+                                                   {stream_words, profiling_options}, plan_file, search);
+    const auto& compiled = planned.compiled;
     const std::string path = (std::filesystem::path(out_dir) / "model.tvpkg").string();
     write_bytes_atomically(path, package::encode_package(compiled.executable).bytes());
     const double seconds = since(t0);
     auto loaded = package::load_verified_package(path);
-    return {std::move(loaded.contents), loaded.sha256, path, seconds};
+    return {std::move(loaded.contents), loaded.sha256, path, seconds, planned.report};
   }
 
   // What a package records is fixed when it is compiled: a flag asking otherwise is an error.
@@ -346,6 +354,7 @@ struct RunCommand {
     report["machine"] = contents.machine.name;
     report["package_sha256"] = package.sha;
     report["compile_seconds"] = package.compile_seconds;
+    if (package.optimization) report["optimization"] = *package.optimization;
     report["weight_upload_seconds"] = weight_upload_seconds;
     report["calls"] = calls.report;
     report["device_cycles"] = calls.report[0]["device_cycles"];
