@@ -172,12 +172,18 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
       if (kept == per_op_) break;
       Move m = alt;
       m.estimated_delta = delta(static_cast<std::uint64_t>(alt.estimated_delta), current, op.executions);
+      m.estimated_gap = current ? double(m.estimated_delta) / op.executions / double(current) : 0.0;
       moves.push_back(std::move(m));
       ++kept;
     }
   }
+  // Waves run one after another, so a smaller W is never faster in the exchange model:
+  // ranked last (gap 1), only a random pick tries one. A larger W has no local estimate.
   for (std::uint32_t w : stream_word_ladder())
-    if (w != plan.exchange_stream_words) moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, false});
+    if (w > plan.exchange_stream_words)
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 0.0, false});
+    else if (w < plan.exchange_stream_words)
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 1.0, true});
   return moves;
 }
 

@@ -37,6 +37,9 @@ struct Move {
   // Local estimate of the change in cycles per call (the op's estimate difference times
   // its executions); 0 for W, which has no local estimate.
   std::int64_t estimated_delta = 0;
+  // The same as a fraction of the op's current estimate: how near a tie the local estimate
+  // sees it, whatever the op's size (the search screens unmeasured moves by it).
+  double estimated_gap = 0;
   bool has_estimate = true;
   std::string identity() const;  // lever, op and new value: the same change on any plan
 };

@@ -38,10 +38,19 @@ struct SplitMix {
 // A proposal of a round: the child plan, whose change from which plan, and the cycles
 // the screening predicts for it.
 struct Proposal {
-  std::int64_t predicted = 0;
+  // The local estimate's change as a fraction of the op's estimate: the estimate misses
+  // exchange and placement effects, so near-ties of any op are worth compiling before
+  // clear losses of a small one.
+  double score = 0;
   bool promising = false;  // predicted faster than its parent, or not predictable
   Candidate candidate;
 };
+
+// A change as the search learns from it: the same op going from the same value to the
+// same value, on any plan.
+std::string transition(const SearchPlan& from, const Move& move) {
+  return move.identity() + " from " + lever_value(from, move);
+}
 
 std::string signed_text(std::int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); }
 
@@ -67,6 +76,7 @@ class Search {
   std::vector<int> beam() const;
   std::vector<Candidate> next_round(std::uint32_t slots);
   std::optional<Candidate> merge_gains() const;
+  void learn(const SearchPlan& parent, const Move& move, std::int64_t change);
   void evaluate(Candidate& c, std::optional<CompiledModel>* model) const;
   void evaluate_round(std::vector<Candidate>& round);
   void offer(const Candidate& c, CompiledModel&& model);
@@ -79,7 +89,7 @@ class Search {
   std::optional<Proposals> proposals_;
   PlanSearchReport report_;
   std::set<std::string> seen_;                  // keys compiled or queued
-  std::map<std::string, std::int64_t> observed_;  // move identity -> measured change of its first evaluation
+  std::map<std::string, std::int64_t> observed_;  // transition -> measured change of its first evaluation
   SplitMix rng_;
   Clock::time_point t0_;
   std::mutex best_mutex_;
@@ -94,6 +104,19 @@ std::vector<int> Search::beam() const {
   std::sort(fitted.begin(), fitted.end(), [&](int a, int b) { return before(a, b); });
   if (fitted.size() > options_.beam_width) fitted.resize(options_.beam_width);
   return fitted;
+}
+
+// What a change measured: its own change, and (when not known yet) the opposite change
+// back to the parent's value, so a plan with the change is not proposed the way back.
+void Search::learn(const SearchPlan& parent, const Move& move, std::int64_t change) {
+  observed_.emplace(transition(parent, move), change);
+  Move back = move;
+  switch (move.lever) {
+    case Lever::gemm_grid: back.gemm = parent.pins.gemm.at(move.op); break;
+    case Lever::attention_blocks: back.attention = parent.pins.attention.at(move.op); break;
+    case Lever::stream_words: back.stream_words = parent.exchange_stream_words; break;
+  }
+  observed_.emplace(transition(apply_move(parent, move), back), -change);
 }
 
 // The best plan with every single change measured faster than its parent applied (per op
@@ -124,9 +147,9 @@ std::optional<Candidate> Search::merge_gains() const {
   return merged;
 }
 
-// The round's candidates: every unseen child of the beam, predicted by what the same change
-// measured before or else by its local estimate; each lever's best first when it is
-// promising (diversity), then the best predicted, then random picks.
+// The round's candidates: the merged gains, then every unseen and unmeasured child of the
+// beam scored by its local estimate: each lever's best first when it is promising
+// (diversity), then the best scored, then random picks.
 std::vector<Candidate> Search::next_round(std::uint32_t slots) {
   std::vector<Proposal> pool;
   std::set<std::string> pooled;
@@ -137,27 +160,28 @@ std::vector<Candidate> Search::next_round(std::uint32_t slots) {
       c.plan = apply_move(p.plan, move);
       c.key = c.plan.key();
       if (seen_.count(c.key) || !pooled.insert(c.key).second) continue;
-      const auto seen_before = observed_.find(move.identity());
-      const bool measured = seen_before != observed_.end();
-      const std::int64_t change = measured ? seen_before->second : move.estimated_delta;
+      // A measured change is not tried again on another plan: one that did not help is
+      // known, one that did is merged into the best plan (merge_gains).
+      if (observed_.count(transition(p.plan, move))) continue;
       c.parent = parent;
       c.moves = {move};
-      // A change with no local estimate (W) is worth one try, until measured.
-      const bool promising = change < 0 || (!measured && !move.has_estimate);
-      pool.push_back({static_cast<std::int64_t>(p.cycles) + change, promising, std::move(c)});
+      // A change with no local estimate (W) is worth one try.
+      const bool promising = move.estimated_delta < 0 || !move.has_estimate;
+      pool.push_back({move.estimated_gap, promising, std::move(c)});
     }
   }
   std::stable_sort(pool.begin(), pool.end(), [](const Proposal& a, const Proposal& b) {
-    return std::tie(a.predicted, a.candidate.key) < std::tie(b.predicted, b.candidate.key);
+    return std::tie(a.score, a.candidate.key) < std::tie(b.score, b.candidate.key);
   });
   std::vector<bool> taken(pool.size(), false);
   std::vector<Candidate> round;
+  std::set<std::string> changes;  // move identities taken: one parent per change and round
   if (std::optional<Candidate> merged = merge_gains()) {
+    for (const Move& m : merged->moves) changes.insert(m.identity());
     seen_.insert(merged->key);
     round.push_back(std::move(*merged));
     if (round.size() == slots) return round;
   }
-  std::set<std::string> changes;  // move identities taken: one parent per change and round
   auto take = [&](std::size_t i) {
     taken[i] = true;
     changes.insert(pool[i].candidate.moves[0].identity());
@@ -166,19 +190,19 @@ std::vector<Candidate> Search::next_round(std::uint32_t slots) {
   const std::uint32_t random = pool.size() > slots ? std::min(options_.random_picks, slots - 1) : 0;
   for (std::size_t lever = 0; lever < kLevers && round.size() + random < slots; ++lever)
     for (std::size_t i = 0; i < pool.size(); ++i)
-      if (static_cast<std::size_t>(pool[i].candidate.moves[0].lever) == lever) {
+      if (static_cast<std::size_t>(pool[i].candidate.moves[0].lever) == lever &&
+          !changes.count(pool[i].candidate.moves[0].identity())) {
         if (pool[i].promising) take(i);
         break;
       }
   for (std::size_t i = 0; i < pool.size() && round.size() + random < slots; ++i)
     if (!taken[i] && !changes.count(pool[i].candidate.moves[0].identity())) take(i);
-  std::vector<std::size_t> rest;
-  for (std::size_t i = 0; i < pool.size(); ++i)
-    if (!taken[i]) rest.push_back(i);
-  for (std::uint32_t r = 0; r < random && !rest.empty(); ++r) {
-    const std::size_t pick = rng_.next() % rest.size();
-    take(rest[pick]);
-    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(pick));
+  for (std::uint32_t r = 0; r < random; ++r) {
+    std::vector<std::size_t> rest;
+    for (std::size_t i = 0; i < pool.size(); ++i)
+      if (!taken[i] && !changes.count(pool[i].candidate.moves[0].identity())) rest.push_back(i);
+    if (rest.empty()) break;
+    take(rest[rng_.next() % rest.size()]);
   }
   for (const Candidate& c : round) seen_.insert(c.key);
   return round;
@@ -296,7 +320,7 @@ PlanSearchResult Search::run() {
       for (Candidate& c : round) {
         const Candidate& parent = report_.candidates[c.parent];
         const std::int64_t change = static_cast<std::int64_t>(c.cycles) - static_cast<std::int64_t>(parent.cycles);
-        if (c.fits && c.moves.size() == 1) observed_.emplace(c.moves[0].identity(), change);
+        if (c.fits && c.moves.size() == 1) learn(parent.plan, c.moves[0], change);
         std::string what;
         for (const Move& m : c.moves) what += (what.empty() ? "" : "; ") + to_string(describe_move(parent.plan, m));
         say("search: candidate " + std::to_string(report_.evaluated + 1) + "/" + std::to_string(options_.steps) +
