@@ -7,6 +7,7 @@
 #include "cli/calibration_report.hpp"
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/plan_search_flags.hpp"
 #include "cli/profile_options.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
@@ -25,6 +26,7 @@ namespace {
 struct CompileCommand {
   ModelOptions model;
   ProfileFlags profiling;
+  SearchFlags search;
   std::string machine_file, package, plan_file, write_plan;
   std::uint32_t stream_words = 1024;
   bool json = false, fuse_qkv = true, steps = false, kernels = false;
@@ -42,6 +44,7 @@ struct CompileCommand {
     app.add_option("--plan", plan_file, "fix every GEMM and attention grid from this plan file (from --write-plan)");
     app.add_option("--write-plan", write_plan, "write the grids the compiler used as a plan file (JSON)");
     profiling.add_to(app, false);
+    search.add_to(app);
     app.add_flag("--json", json, "print one JSON object");
     app.add_flag("--steps", steps, "also list every superstep: estimated compute and exchange cycles, bytes");
     app.add_flag("--kernels", kernels,
@@ -69,11 +72,10 @@ struct CompileCommand {
     const model::ViTConfig config = model.config();
     const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
     progress("compiling " + config.name + " (" + layers_text(config.layers) + ") for " + machine.name);
-    compiler::CompileOptions options{stream_words, profiling.options()};
-    if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
-    const compiler::CompiledModel compiled = compiler::compile_model(graph, machine, options);
-    if (!write_plan.empty())
-      write_text_atomically(write_plan, compiler::plan_file_text({compiler::plan_target(config, machine), compiled.plan}));
+    const PlannedCompile planned =
+        compile_planned(graph, machine, {stream_words, profiling.options()}, plan_file, search);
+    const compiler::CompiledModel& compiled = planned.compiled;
+    if (!write_plan.empty()) write_text_atomically(write_plan, compiler::plan_file_text(planned.plan));
     std::string sha;
     std::uint64_t package_bytes = 0;
     {
@@ -114,6 +116,7 @@ struct CompileCommand {
     const auto coverage = compiler::calibration_coverage(machine, compiled.executable.program);
     j["kernel_calibration"] = coverage_json(coverage);
     if (kernels) j["kernel_maxima"] = kernel_maxima_json(compiler::kernel_maxima(machine, compiled.executable.program));
+    if (planned.report) j["optimization"] = *planned.report;
     if (steps) {
       const auto& p = compiled.executable.program;
       nlohmann::json rows = nlohmann::json::array();

@@ -20,6 +20,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/package_flags.hpp"
+#include "cli/plan_search_flags.hpp"
 #include "cli/profile_options.hpp"
 #include "cli/run_outputs.hpp"
 #include "cli/validators.hpp"
@@ -81,6 +82,7 @@ class DeviceLock {
 struct RunCommand {
   ModelOptions model;
   ProfileFlags profiling;
+  SearchFlags search;
   std::string machine_file, package_file, plan_file, lock_file, out_dir = "tilevit-out", save_embeddings;
   std::uint32_t stream_words = 1024;
   int inferences = 3;
@@ -121,6 +123,7 @@ struct RunCommand {
         ->capture_default_str();
     app.add_flag("--json", json, "print one JSON object");
     profiling.add_to(app, true);
+    search.add_to(app);
     return [this] { return run(); };
   }
 
@@ -176,10 +179,15 @@ struct RunCommand {
     compiler::Executable contents;
     std::string sha, path;
     double compile_seconds = 0;
+    std::optional<nlohmann::json> optimization;  // the plan search's report
   };
   Loaded load_given_package(const compiler::ProfilingOptions& profiling_options) {
     if (!plan_file.empty())
       throw Error("--plan with --package: a package's grids are fixed when it is compiled (drop one)", kExitUsage);
+    if (search.searching())
+      throw Error("--optimization-steps or --optimization-report with --package: a package's plan is fixed when it "
+                  "is compiled (drop one)",
+                  kExitUsage);
     auto loaded = package::load_verified_package(package_file);
     const compiler::Executable& c = loaded.contents;
     check_profiling_flags(c.program.profiling, profiling_options);
@@ -192,7 +200,7 @@ struct RunCommand {
     if (app_->count("--exchange-stream-words"))
       require_same(package_file, "--exchange-stream-words", std::to_string(stream_words),
                    std::to_string(c.program.exchange_stream_words));
-    return {std::move(loaded.contents), loaded.sha256, package_file, 0};
+    return {std::move(loaded.contents), loaded.sha256, package_file, 0, std::nullopt};
   }
   Loaded compile_package(const model::ViTConfig& config, const compiler::ProfilingOptions& profiling_options,
                          const OutputDirectory& out) {
@@ -200,14 +208,14 @@ struct RunCommand {
     const auto machine = target::machine_from_option(machine_file);
     progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " +
              std::to_string(config.batch) + ") for " + machine.name);
-    compiler::CompileOptions options{stream_words, profiling_options};
-    if (!plan_file.empty()) options.pins = compiler::read_plan_file(plan_file, compiler::plan_target(config, machine)).pins;
-    const auto compiled = compiler::compile_model(compiler::build_vit_graph(config, model.numerics()), machine, options);
+    const PlannedCompile planned = compile_planned(compiler::build_vit_graph(config, model.numerics()), machine,
+                                                   {stream_words, profiling_options}, plan_file, search);
+    const auto& compiled = planned.compiled;
     const std::string path = out.path("model.tvpkg");
     write_bytes_atomically(path, package::encode_package(compiled.executable).bytes());
     const double seconds = since(t0);
     auto loaded = package::load_verified_package(path);
-    return {std::move(loaded.contents), loaded.sha256, path, seconds};
+    return {std::move(loaded.contents), loaded.sha256, path, seconds, planned.report};
   }
 
   // What a package records is fixed when it is compiled: a flag asking otherwise is an error.
@@ -405,6 +413,7 @@ struct RunCommand {
     Calls calls = run_calls(dev, weights, images, fp32, config, contents.machine.clock_hz);
 
     nlohmann::json report = settings(package);
+    if (package.optimization) report["optimization"] = *package.optimization;
     report["outputs"] = nlohmann::json::object();
     if (package.path == out.path("model.tvpkg")) OutputDirectory::record(report["outputs"], "model.tvpkg", package.path);
     formats::write_npy(out.path("embeddings.npy"), {config.batch, config.width}, calls.last);

@@ -1,6 +1,7 @@
 #include "compiler/gemm_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "support/error.hpp"
 #include "target/kernel_costs.hpp"
@@ -48,13 +49,10 @@ std::uint64_t estimate_gemm_cycles(const target::MachineDescription& m, const Ge
   return cycles;
 }
 
-GemmGrid choose_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
-                          std::uint32_t min_tiles) {
+void for_each_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
+                        const std::function<void(const GemmGrid&)>& visit) {
   const std::uint32_t k_quantum = inner_quantum(m, s.fp8), c_quantum = column_quantum(m, s.fp8);
-  GemmGrid best;
-  bool found = false;
   const std::uint32_t max_k = std::max(1u, ceil_div(s.inner, k_quantum));
-  const std::uint32_t panels = ceil_div(s.inner, k_quantum) * ceil_div(s.columns, c_quantum) * s.rows;
   for (std::uint32_t rg = 1; rg <= std::min(s.rows, tiles); ++rg) {
     const std::uint32_t r_block = block_for(s.rows, rg, 1);
     if (r_block == 0) continue;
@@ -65,16 +63,26 @@ GemmGrid choose_gemm_grid(const target::MachineDescription& m, const GemmShape& 
       for (std::uint32_t cg = 1; cg <= max_c; ++cg) {
         const std::uint32_t c_block = block_for(s.columns, cg, c_quantum);
         if (c_block == 0) continue;
-        if (rg * kg * cg < std::min(min_tiles, panels)) continue;
-        const std::uint64_t cycles = estimate_gemm_cycles(m, s, r_block, rg, k_block, c_block, kg);
-        if (!found || cycles < best.estimated_cycles ||
-            (cycles == best.estimated_cycles && rg * kg * cg < best.tiles())) {
-          best = GemmGrid{rg, kg, cg, r_block, k_block, c_block, cycles};
-          found = true;
-        }
+        visit(GemmGrid{rg, kg, cg, r_block, k_block, c_block, estimate_gemm_cycles(m, s, r_block, rg, k_block, c_block, kg)});
       }
     }
   }
+}
+
+GemmGrid choose_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
+                          std::uint32_t min_tiles) {
+  GemmGrid best;
+  bool found = false;
+  const std::uint32_t panels =
+      ceil_div(s.inner, inner_quantum(m, s.fp8)) * ceil_div(s.columns, column_quantum(m, s.fp8)) * s.rows;
+  for_each_gemm_grid(m, s, tiles, [&](const GemmGrid& g) {
+    if (g.tiles() < std::min(min_tiles, panels)) return;
+    if (!found || g.estimated_cycles < best.estimated_cycles ||
+        (g.estimated_cycles == best.estimated_cycles && g.tiles() < best.tiles())) {
+      best = g;
+      found = true;
+    }
+  });
   if (!found)
     throw Error("compiler: no grid for a GEMM of " + std::to_string(s.rows) + "x" + std::to_string(s.inner) + "x" +
                     std::to_string(s.columns) + " on " + std::to_string(tiles) + " tiles",
@@ -136,12 +144,9 @@ std::uint64_t estimate_attention_cycles(const target::MachineDescription& m, std
   return cycles + received / m.exchange_receive_bytes_per_cycle + 3ull * m.phase_overhead_cycles;
 }
 
-AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::uint32_t queries, std::uint32_t keys,
-                                    std::uint32_t d, std::uint32_t heads, std::uint32_t tiles,
-                                    std::uint32_t max_tile_bytes) {
-  AttentionGrid best, smallest;
-  bool found = false, found_small = false;
-  std::uint64_t smallest_bytes = 0;
+void for_each_attention_grid(const target::MachineDescription& m, std::uint32_t queries, std::uint32_t keys,
+                             std::uint32_t d, std::uint32_t heads, std::uint32_t tiles,
+                             const std::function<void(const AttentionGrid&, std::uint64_t tile_bytes)>& visit) {
   const std::uint32_t per_head = std::max(1u, tiles / heads);
   for (std::uint32_t qbs = 1; qbs <= std::min(queries, per_head); ++qbs) {
     const std::uint32_t qr = block_for(queries, qbs, 1);
@@ -149,26 +154,36 @@ AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::ui
     for (std::uint32_t kbs = 1; kbs <= std::min(keys, per_head / qbs); ++kbs) {
       const std::uint32_t kn = block_for(keys, kbs, 1);
       if (kn == 0) continue;
-      const std::uint64_t bytes = attention_tile_bytes(qr, kn, d, kbs);
-      // Over the working-set cap: only as a last resort, the smallest one (placement then
-      // reports the tile that cannot hold it).
-      if (bytes > max_tile_bytes) {
-        if (!found_small || bytes < smallest_bytes) {
-          smallest = AttentionGrid{qr, kn, 0};
-          smallest_bytes = bytes;
-          found_small = true;
-        }
-        continue;
-      }
-      const std::uint64_t cycles = estimate_attention_cycles(m, qr, kn, d, kbs);
-      if (!found || cycles < best.estimated_cycles ||
-          (cycles == best.estimated_cycles &&
-           qbs * kbs < ceil_div(queries, best.query_block) * ceil_div(keys, best.key_block))) {
-        best = AttentionGrid{qr, kn, cycles};
-        found = true;
-      }
+      visit(AttentionGrid{qr, kn, estimate_attention_cycles(m, qr, kn, d, kbs)}, attention_tile_bytes(qr, kn, d, kbs));
     }
   }
+}
+
+AttentionGrid choose_attention_grid(const target::MachineDescription& m, std::uint32_t queries, std::uint32_t keys,
+                                    std::uint32_t d, std::uint32_t heads, std::uint32_t tiles,
+                                    std::uint32_t max_tile_bytes) {
+  AttentionGrid best, smallest;
+  bool found = false, found_small = false;
+  std::uint64_t smallest_bytes = 0;
+  for_each_attention_grid(m, queries, keys, d, heads, tiles, [&](const AttentionGrid& g, std::uint64_t bytes) {
+    // Over the working-set cap: only as a last resort, the smallest one (placement then
+    // reports the tile that cannot hold it).
+    if (bytes > max_tile_bytes) {
+      if (!found_small || bytes < smallest_bytes) {
+        smallest = AttentionGrid{g.query_block, g.key_block, 0};
+        smallest_bytes = bytes;
+        found_small = true;
+      }
+      return;
+    }
+    const std::uint64_t tiles_used = std::uint64_t(ceil_div(queries, g.query_block)) * ceil_div(keys, g.key_block);
+    if (!found || g.estimated_cycles < best.estimated_cycles ||
+        (g.estimated_cycles == best.estimated_cycles &&
+         tiles_used < ceil_div(queries, best.query_block) * ceil_div(keys, best.key_block))) {
+      best = g;
+      found = true;
+    }
+  });
   if (!found) {
     if (!found_small) throw Error("compiler: no attention grid for " + std::to_string(heads) + " heads", kExitInternal);
     return smallest;

@@ -8,6 +8,7 @@
 // is the one with the lowest estimated time (kernel cost model + receive-bound exchange)
 // among those using at least `min_tiles` tiles, unless the caller pins one (PlanPins).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -32,6 +33,12 @@ struct GemmShape {
 GemmGrid choose_gemm_grid(const target::MachineDescription& machine, const GemmShape& shape, std::uint32_t tiles,
                           std::uint32_t min_tiles);
 
+// Every grid that covers the shape in whole panels on at most `tiles` tiles, with its
+// estimate, in a fixed order (Rg, then Kg, then Cg ascending): what choose_gemm_grid picks
+// from and the plan search (plan_search.hpp) screens.
+void for_each_gemm_grid(const target::MachineDescription& machine, const GemmShape& shape, std::uint32_t tiles,
+                        const std::function<void(const GemmGrid&)>& visit);
+
 std::uint64_t estimate_gemm_cycles(const target::MachineDescription& machine, const GemmShape& shape,
                                    std::uint32_t r_block, std::uint32_t r_splits, std::uint32_t k_block,
                                    std::uint32_t c_block, std::uint32_t k_splits);
@@ -50,6 +57,11 @@ struct AttentionGrid {
 AttentionGrid choose_attention_grid(const target::MachineDescription& machine, std::uint32_t queries,
                                     std::uint32_t keys, std::uint32_t head_dim, std::uint32_t heads,
                                     std::uint32_t tiles, std::uint32_t max_tile_bytes = 128 * 1024);
+// Every split of `heads` heads on `tiles` tiles, with its estimate and working set per tile,
+// in a fixed order (query blocks, then key blocks ascending).
+void for_each_attention_grid(const target::MachineDescription& machine, std::uint32_t queries, std::uint32_t keys,
+                             std::uint32_t head_dim, std::uint32_t heads, std::uint32_t tiles,
+                             const std::function<void(const AttentionGrid&, std::uint64_t tile_bytes)>& visit);
 // The two measures choose_attention_grid weighs for one tile of a (query_block x key_block)
 // split with `key_blocks` blocks of keys: its working set and its estimated time.
 std::uint64_t attention_tile_bytes(std::uint32_t query_block, std::uint32_t key_block, std::uint32_t head_dim,

@@ -49,11 +49,12 @@ PlanTarget plan_target(const model::ViTConfig& config, const target::MachineDesc
 
 std::string plan_file_text(const PlanFile& plan) {
   json j;
-  j["tilevit_plan"] = kPlanFileVersion;
+  j["tilevit_plan"] = plan.exchange_stream_words != 0 ? kPlanFileVersion : 1;
   j["model"] = plan.target.model;
   j["batch"] = plan.target.batch;
   j["machine"] = plan.target.machine;
   j["tiles"] = plan.target.tiles;
+  if (plan.exchange_stream_words != 0) j["exchange_stream_words"] = plan.exchange_stream_words;
   j["gemm"] = json::object();
   for (const auto& [op, s] : plan.pins.gemm) j["gemm"][op] = {{"r", s.r}, {"k", s.k}, {"c", s.c}};
   j["attention"] = json::object();
@@ -70,11 +71,23 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
     throw Error(source + ": not a plan file (" + std::string(e.what()) + ")");
   }
   try {
-    check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
-    if (j.at("tilevit_plan") != kPlanFileVersion)
-      throw Error(source + ": tilevit_plan " + j.at("tilevit_plan").dump() + " is not version " +
+    if (j.is_object() && j.contains("tilevit_plan") && j.at("tilevit_plan") != 1 &&
+        j.at("tilevit_plan") != kPlanFileVersion)
+      throw Error(source + ": tilevit_plan " + j.at("tilevit_plan").dump() + " is not version 1 or " +
                   std::to_string(kPlanFileVersion));
+    const bool v1 = j.is_object() && j.contains("tilevit_plan") && j.at("tilevit_plan") == 1;
+    if (v1)
+      check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
+    else
+      check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "exchange_stream_words", "gemm", "attention"},
+                 source);
     PlanFile plan;
+    if (!v1) {
+      plan.exchange_stream_words = count_field(j, "exchange_stream_words", kMaxStreamWords, source);
+      if (plan.exchange_stream_words < kMinStreamWords)
+        throw Error(source + ".exchange_stream_words: expected a whole number in " + std::to_string(kMinStreamWords) +
+                    ".." + std::to_string(kMaxStreamWords) + ", not " + std::to_string(plan.exchange_stream_words));
+    }
     plan.target = {string_field(j, "model", source), count_field(j, "batch", 1u << 16, source),
                    string_field(j, "machine", source), count_field(j, "tiles", 1u << 24, source)};
     for (const auto& [op, v] : j.at("gemm").items()) {

@@ -12,7 +12,9 @@
 
 namespace tilevit::compiler {
 
-inline constexpr int kPlanFileVersion = 1;
+// Version 2 adds the plan-level exchange_stream_words; version 1 files (without it) are
+// still read.
+inline constexpr int kPlanFileVersion = 2;
 inline constexpr std::uintmax_t kMaxPlanFileBytes = 1 << 20;
 
 // What a plan was made for: the model preset, its batch and the machine.
@@ -29,12 +31,14 @@ PlanTarget plan_target(const model::ViTConfig& config, const target::MachineDesc
 struct PlanFile {
   PlanTarget target;
   PlanPins pins;
+  std::uint32_t exchange_stream_words = 0;  // W of the exchange waves; 0: not pinned (a version 1 file)
 };
+inline constexpr std::uint32_t kMinStreamWords = 16, kMaxStreamWords = 1u << 20;
 
 // The file's text (JSON), deterministic: ops in name order.
 std::string plan_file_text(const PlanFile& plan);
 // Parses and checks a plan file's text: schema, fields, every split at least 1 and at
-// most `max_split`. Throws Error(kExitBadInput) naming `source` and the field.
+// most `max_split`, W in kMinStreamWords..kMaxStreamWords. Throws Error(kExitBadInput) naming `source` and the field.
 PlanFile parse_plan_file(const std::string& text, const std::string& source, std::uint32_t max_split);
 // Reads `path` (at most kMaxPlanFileBytes) and checks it was made for `expected`.
 PlanFile read_plan_file(const std::string& path, const PlanTarget& expected);

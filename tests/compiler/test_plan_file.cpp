@@ -56,10 +56,28 @@ TEST(PlanFile, MalformedPlansNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of(head + R"("gemm": {}, "attention": {"a": {"query_block": 4}}})").find("missing field \"key_block\""),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, "gemm": {},)"
-                     R"( "attention": {}})")
-                .find("is not version 1"),
+  EXPECT_NE(error_of(R"({"tilevit_plan": 3, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
+                     R"("exchange_stream_words": 1024, "gemm": {}, "attention": {}})")
+                .find("is not version 1 or 2"),
             std::string::npos);
+  const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )";
+  EXPECT_NE(error_of(v2 + R"("gemm": {}, "attention": {}})").find("missing field \"exchange_stream_words\""),
+            std::string::npos);
+  EXPECT_NE(error_of(v2 + R"("exchange_stream_words": 8, "gemm": {}, "attention": {}})")
+                .find("exchange_stream_words: expected a whole number in 16..1048576, not 8"),
+            std::string::npos);
+}
+
+TEST(PlanFile, StreamWordsRoundTripAndAVersionOneFileLeavesThemUnpinned) {
+  auto plan = small_plan();
+  plan.exchange_stream_words = 4096;
+  const auto text = compiler::plan_file_text(plan);
+  EXPECT_NE(text.find("\"tilevit_plan\": 2"), std::string::npos);
+  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).exchange_stream_words, 4096u);
+  plan.exchange_stream_words = 0;
+  const auto v1 = compiler::plan_file_text(plan);
+  EXPECT_NE(v1.find("\"tilevit_plan\": 1"), std::string::npos);
+  EXPECT_EQ(compiler::parse_plan_file(v1, "p.json", 64).exchange_stream_words, 0u);
 }
 
 TEST(PlanFile, APlanForAnotherModelOrMachineIsRejected) {

@@ -1,0 +1,69 @@
+#include "cli/plan_search_flags.hpp"
+
+#include "cli/model_options.hpp"
+#include "compiler/plan_search.hpp"
+#include "support/atomic_file.hpp"
+#include "support/error.hpp"
+#include "support/threads.hpp"
+
+namespace tilevit::cli {
+
+void SearchFlags::add_to(CLI::App& app) {
+  app_ = &app;
+  app.add_option("--optimization-steps", steps,
+                 "plan search: candidates to compile fully beyond the baseline (0 = the heuristic plan)")
+      ->check(CLI::Range(0u, 100000u))
+      ->capture_default_str();
+  app.add_option("--search-seconds", seconds, "cap on the plan search's wall time (0 = none)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  app.add_option("--optimization-report", report_file, "write the plan search's report (JSON) to this file");
+}
+
+bool SearchFlags::stream_words_given() const {
+  return app_ != nullptr && app_->get_option("--exchange-stream-words")->count() > 0;
+}
+
+namespace {
+
+// A plan file's W pins the exchange stream words, unless the command line names others.
+void apply_plan_file(const std::string& path, const compiler::PlanTarget& target, const SearchFlags& search,
+                     compiler::CompileOptions& options) {
+  const compiler::PlanFile plan = compiler::read_plan_file(path, target);
+  options.pins = plan.pins;
+  if (plan.exchange_stream_words == 0) return;
+  if (search.stream_words_given() && options.exchange_stream_words != plan.exchange_stream_words)
+    throw Error("--exchange-stream-words " + std::to_string(options.exchange_stream_words) + " contradicts " + path +
+                    " (exchange_stream_words " + std::to_string(plan.exchange_stream_words) + "): drop one",
+                kExitUsage);
+  options.exchange_stream_words = plan.exchange_stream_words;
+}
+
+}  // namespace
+
+PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
+                               compiler::CompileOptions options, const std::string& plan_file,
+                               const SearchFlags& search) {
+  const compiler::PlanTarget target = compiler::plan_target(graph.config, machine);
+  if (!plan_file.empty()) apply_plan_file(plan_file, target, search, options);
+  compiler::PlanSearchOptions so;
+  so.steps = search.steps;
+  so.max_seconds = search.seconds;
+  so.threads = static_cast<std::uint32_t>(std::max(1, host_threads()));
+  so.progress = progress;
+  std::optional<compiler::PlanSearchResult> found;
+  try {
+    found.emplace(compiler::search_plan(graph, machine, options, so));
+  } catch (const Error& e) {
+    if (plan_file.empty() || e.exit_code() != kExitResource) throw;
+    throw Error(plan_file + ": the model does not fit with this plan: " + e.what(), kExitBadInput);
+  }
+  PlannedCompile out{std::move(found->compiled),
+                     compiler::PlanFile{target, found->plan.pins, found->plan.exchange_stream_words},
+                     std::nullopt};
+  if (search.searching()) out.report = compiler::plan_search_report_json(found->report);
+  if (!search.report_file.empty()) write_text_atomically(search.report_file, out.report->dump(1) + "\n");
+  return out;
+}
+
+}  // namespace tilevit::cli

@@ -1,0 +1,44 @@
+#pragma once
+// The plan flags shared by `compile` and `run`: --plan's W, and the plan search
+// (--optimization-steps, --search-seconds, --optimization-report), with the compile they
+// drive. Kept apart from the commands so each adds them with one call.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "compiler/compile.hpp"
+#include "compiler/plan_file.hpp"
+
+namespace tilevit::cli {
+
+struct SearchFlags {
+  std::uint32_t steps = 0;
+  double seconds = 0;
+  std::string report_file;
+  void add_to(CLI::App& app);
+  bool searching() const { return steps > 0 || !report_file.empty(); }
+  // True when the command line set --exchange-stream-words (a plan's W must then agree).
+  bool stream_words_given() const;
+
+ private:
+  CLI::App* app_ = nullptr;
+};
+
+struct PlannedCompile {
+  compiler::CompiledModel compiled;
+  compiler::PlanFile plan;               // what --write-plan writes: target, every grid, W
+  std::optional<nlohmann::json> report;  // the search's, when one ran or a report was asked for
+};
+
+// Compiles `graph` with `options`, pinned by `plan_file` when given (its W replaces
+// options' unless --exchange-stream-words says otherwise: a usage error), searching when
+// the flags ask; writes the report file. A plan that does not fit is the plan file's error
+// (kExitBadInput).
+PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
+                               compiler::CompileOptions options, const std::string& plan_file,
+                               const SearchFlags& search);
+
+}  // namespace tilevit::cli

@@ -1,0 +1,190 @@
+#include "compiler/plan_proposals.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "support/error.hpp"
+
+namespace tilevit::compiler {
+namespace {
+
+std::string splits_text(const GemmSplits& s) {
+  return std::to_string(s.r) + "x" + std::to_string(s.k) + "x" + std::to_string(s.c);
+}
+std::string blocks_text(const AttentionBlocks& b) {
+  return std::to_string(b.query_block) + "x" + std::to_string(b.key_block);
+}
+
+std::int64_t delta(std::uint64_t to, std::uint64_t from, std::uint32_t executions) {
+  return (static_cast<std::int64_t>(to) - static_cast<std::int64_t>(from)) * executions;
+}
+
+}  // namespace
+
+const char* to_string(Lever lever) {
+  switch (lever) {
+    case Lever::gemm_grid: return "gemm_grid";
+    case Lever::attention_blocks: return "attention_blocks";
+    case Lever::stream_words: return "stream_words";
+  }
+  return "?";
+}
+
+std::string SearchPlan::key() const {
+  std::string k = "W" + std::to_string(exchange_stream_words);
+  for (const auto& [op, s] : pins.gemm) k += ";" + op + "=" + splits_text(s);
+  for (const auto& [op, b] : pins.attention) k += ";" + op + "=" + blocks_text(b);
+  return k;
+}
+
+std::string Move::identity() const {
+  return std::string(to_string(lever)) + ":" + op + "=" + move_value(*this);
+}
+
+SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
+  SearchPlan out = plan;
+  switch (move.lever) {
+    case Lever::gemm_grid: out.pins.gemm[move.op] = move.gemm; break;
+    case Lever::attention_blocks: out.pins.attention[move.op] = move.attention; break;
+    case Lever::stream_words: out.exchange_stream_words = move.stream_words; break;
+  }
+  return out;
+}
+
+std::string lever_value(const SearchPlan& plan, const Move& move) {
+  switch (move.lever) {
+    case Lever::gemm_grid: {
+      const auto it = plan.pins.gemm.find(move.op);
+      return it == plan.pins.gemm.end() ? "chosen" : splits_text(it->second);
+    }
+    case Lever::attention_blocks: {
+      const auto it = plan.pins.attention.find(move.op);
+      return it == plan.pins.attention.end() ? "chosen" : blocks_text(it->second);
+    }
+    case Lever::stream_words: return std::to_string(plan.exchange_stream_words);
+  }
+  return "?";
+}
+
+Change describe_move(const SearchPlan& from, const Move& move) {
+  return Change{move.lever, move.op, lever_value(from, move), move_value(move)};
+}
+
+std::string to_string(const Change& c) {
+  return (c.op.empty() ? "" : c.op + " ") + to_string(c.lever) + " " + c.old_value + " -> " + c.new_value;
+}
+
+std::string move_value(const Move& move) {
+  switch (move.lever) {
+    case Lever::gemm_grid: return splits_text(move.gemm);
+    case Lever::attention_blocks: return blocks_text(move.attention);
+    case Lever::stream_words: return std::to_string(move.stream_words);
+  }
+  return "?";
+}
+
+std::vector<std::uint32_t> stream_word_ladder() {
+  // Largest first: waves run one after another, so in the exchange model a larger W is
+  // never slower; what it costs is table memory, which only placement can judge.
+  return {1u << 20, 16384, 4096, 2048, 1024, 512, 256};
+}
+
+Proposals::Proposals(const Graph& graph, const target::MachineDescription& machine, const ProposalLimits& limits)
+    : machine_(machine), per_op_(limits.per_op) {
+  auto add_ops = [&](const std::vector<Op>& ops, std::uint32_t executions) {
+    for (const Op& op : ops) {
+      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}};
+      if (op.kind == OpKind::gemm) {
+        const Tensor& w = graph.tensor(op.inputs[1]);
+        c.gemm = GemmShape{graph.tensor(op.inputs[0]).rows, w.rows, w.cols, graph.numerics.role(op.role).fp8};
+        screen_gemm(c);
+      } else if (op.kind == OpKind::attention) {
+        // The shapes lowering gives the op (lower_ops.cpp, AttentionLowering).
+        const std::uint32_t images = std::max(1u, op.images);
+        c.lever = Lever::attention_blocks;
+        c.queries = op.shared_query ? graph.tensor(op.inputs[0]).rows : graph.tensor(op.inputs[0]).rows / images;
+        c.keys = graph.tensor(op.inputs[1]).rows / images;
+        c.head_dim = op.head_dim;
+        c.heads = op.heads;
+        c.tiles = std::max(1u, machine.tiles / images);
+        screen_attention(c, machine.free_bytes_per_tile(limits.profiling));
+      } else {
+        continue;
+      }
+      ops_.push_back(std::move(c));
+    }
+  };
+  add_ops(graph.prologue, 1);
+  add_ops(graph.body, std::max(1u, graph.loop_count));
+  add_ops(graph.epilogue, 1);
+}
+
+void Proposals::screen_gemm(OpChoices& op) {
+  std::vector<GemmGrid> grids;
+  for_each_gemm_grid(machine_, op.gemm, machine_.tiles, [&](const GemmGrid& g) { grids.push_back(g); });
+  screened_ += grids.size();
+  // Lowest estimate first; among equals the grid on more tiles (more homes for weights).
+  std::stable_sort(grids.begin(), grids.end(), [](const GemmGrid& a, const GemmGrid& b) {
+    return std::make_tuple(a.estimated_cycles, -std::int64_t(a.tiles())) <
+           std::make_tuple(b.estimated_cycles, -std::int64_t(b.tiles()));
+  });
+  // One more than asked: the current grid is usually among them and is skipped.
+  for (std::size_t i = 0; i < grids.size() && i < per_op_ + 1u; ++i) {
+    Move m{Lever::gemm_grid, op.name, GemmSplits{grids[i].r_splits, grids[i].k_splits, grids[i].c_splits}, {}, 0,
+           static_cast<std::int64_t>(grids[i].estimated_cycles)};
+    op.alternatives.push_back(m);
+  }
+}
+
+void Proposals::screen_attention(OpChoices& op, std::uint64_t max_tile_bytes) {
+  std::vector<AttentionGrid> grids;
+  for_each_attention_grid(machine_, op.queries, op.keys, op.head_dim, op.heads, op.tiles,
+                          [&](const AttentionGrid& g, std::uint64_t bytes) {
+                            ++screened_;
+                            // A working set larger than a tile's free memory cannot be placed.
+                            if (bytes <= max_tile_bytes) grids.push_back(g);
+                          });
+  std::stable_sort(grids.begin(), grids.end(),
+                   [](const AttentionGrid& a, const AttentionGrid& b) { return a.estimated_cycles < b.estimated_cycles; });
+  for (std::size_t i = 0; i < grids.size() && i < per_op_ + 1u; ++i)
+    op.alternatives.push_back(Move{Lever::attention_blocks, op.name, {},
+                                   AttentionBlocks{grids[i].query_block, grids[i].key_block}, 0,
+                                   static_cast<std::int64_t>(grids[i].estimated_cycles)});
+}
+
+// The local estimate of the op's grid in `pins` (the pin's own estimate, as lowering
+// computes it); alternatives' estimates are stored in their estimated_delta until used.
+std::uint64_t Proposals::current_estimate(const OpChoices& op, const PlanPins& pins) const {
+  if (op.lever == Lever::gemm_grid) return plan_gemm_grid(machine_, op.gemm, op.tiles, pins, op.name).estimated_cycles;
+  return plan_attention_grid(machine_, op.queries, op.keys, op.head_dim, op.heads, op.tiles, pins, op.name)
+      .estimated_cycles;
+}
+
+std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
+  std::vector<Move> moves;
+  for (const OpChoices& op : ops_) {
+    if (op.alternatives.empty()) continue;
+    const std::uint64_t current = current_estimate(op, plan.pins);
+    const std::string now = lever_value(plan, op.alternatives[0]);
+    std::uint32_t kept = 0;
+    for (const Move& alt : op.alternatives) {
+      if (move_value(alt) == now) continue;
+      if (kept == per_op_) break;
+      Move m = alt;
+      m.estimated_delta = delta(static_cast<std::uint64_t>(alt.estimated_delta), current, op.executions);
+      m.estimated_gap = current ? double(m.estimated_delta) / op.executions / double(current) : 0.0;
+      moves.push_back(std::move(m));
+      ++kept;
+    }
+  }
+  // Waves run one after another, so a smaller W is never faster in the exchange model:
+  // ranked last (gap 1), only a random pick tries one. A larger W has no local estimate.
+  for (std::uint32_t w : stream_word_ladder())
+    if (w > plan.exchange_stream_words)
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 0.0, false});
+    else if (w < plan.exchange_stream_words)
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 1.0, true});
+  return moves;
+}
+
+}  // namespace tilevit::compiler

@@ -1,0 +1,148 @@
+// The plan search on the small model and the 16-tile test machine: never worse than the
+// baseline, the budget respected, the same choice at any thread count, the chosen plan
+// rebuilt by its pins, the report's chain of changes consistent, the time cap reported.
+#include <gtest/gtest.h>
+
+#include "compiler/plan_search.hpp"
+#include "small_model.hpp"
+
+using namespace tilevit;
+using compiler::PlanSearchOptions;
+
+namespace {
+
+compiler::Graph small_graph(int layers = 2) {
+  model::ViTConfig c = model::ViTConfig::small();
+  c.layers = layers;
+  return compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4));
+}
+
+compiler::PlanSearchResult search(std::uint32_t steps, std::uint32_t threads = 1, double max_seconds = 0) {
+  PlanSearchOptions o;
+  o.steps = steps;
+  o.threads = threads;
+  o.max_seconds = max_seconds;
+  return compiler::search_plan(small_graph(), target::test16(), {}, o);
+}
+
+// Every allocation's tile, address and size: two placed programs equal in all of these
+// are laid out identically (the package test compares bytes through the CLI).
+std::vector<std::uint64_t> layout(const compiler::CompiledModel& m) {
+  std::vector<std::uint64_t> out;
+  for (const auto& a : m.executable.program.allocations)
+    out.push_back((std::uint64_t(a.tile) << 48) ^ (std::uint64_t(a.address) << 20) ^ a.request.bytes);
+  return out;
+}
+
+}  // namespace
+
+TEST(PlanSearch, ZeroStepsIsTheHeuristicPlan) {
+  const auto plain = test_support::compile_small();
+  const auto r = search(0);
+  EXPECT_EQ(r.report.evaluated, 0u);
+  EXPECT_EQ(r.report.chosen, 0);
+  EXPECT_EQ(r.compiled.stats.estimated_cycles, plain.stats.estimated_cycles);
+  EXPECT_EQ(layout(r.compiled), layout(plain));
+  EXPECT_EQ(r.plan.key(), (compiler::SearchPlan{plain.plan, 1024}).key());
+}
+
+TEST(PlanSearch, NeverWorseThanTheBaselineAndWithinTheBudget) {
+  const auto baseline = test_support::compile_small();
+  for (std::uint32_t steps : {1u, 5u, 12u}) {
+    const auto r = search(steps);
+    EXPECT_LE(r.report.evaluated, steps);
+    EXPECT_EQ(r.report.candidates.size(), r.report.evaluated + 1u);
+    EXPECT_LE(r.compiled.stats.estimated_cycles, baseline.stats.estimated_cycles);
+    EXPECT_EQ(r.compiled.stats.estimated_cycles, r.report.candidates[r.report.chosen].cycles);
+    for (const auto& c : r.report.candidates)
+      if (c.fits) {
+        EXPECT_GE(c.cycles, r.compiled.stats.estimated_cycles);
+      }
+  }
+  // On this model the budget is the limit: the search still has proposals after 12.
+  const auto r = search(12);
+  EXPECT_EQ(r.report.evaluated, 12u);
+  EXPECT_EQ(r.report.stopped.rfind("budget", 0), 0u) << r.report.stopped;
+  EXPECT_LT(r.compiled.stats.estimated_cycles, baseline.stats.estimated_cycles);
+}
+
+TEST(PlanSearch, TheSameChoiceAtAnyThreadCount) {
+  const auto one = search(12, 1), two = search(12, 2);
+  ASSERT_EQ(one.report.candidates.size(), two.report.candidates.size());
+  for (std::size_t i = 0; i < one.report.candidates.size(); ++i) {
+    EXPECT_EQ(one.report.candidates[i].key, two.report.candidates[i].key);
+    EXPECT_EQ(one.report.candidates[i].cycles, two.report.candidates[i].cycles);
+  }
+  EXPECT_EQ(one.plan.key(), two.plan.key());
+  EXPECT_EQ(layout(one.compiled), layout(two.compiled));
+}
+
+TEST(PlanSearch, TheChosenPlanRebuildsTheSameProgram) {
+  const auto r = search(12);
+  ASSERT_NE(r.report.chosen, 0);
+  compiler::CompileOptions pinned;
+  pinned.pins = r.plan.pins;
+  pinned.exchange_stream_words = r.plan.exchange_stream_words;
+  const auto again = test_support::compile_small(2, pinned);
+  EXPECT_EQ(again.stats.estimated_cycles, r.compiled.stats.estimated_cycles);
+  EXPECT_EQ(layout(again), layout(r.compiled));
+}
+
+TEST(PlanSearch, TheAcceptedChangesLeadFromTheBaselineToTheResult) {
+  const auto r = search(12);
+  const auto& rep = r.report;
+  ASSERT_FALSE(rep.accepted.empty());
+  EXPECT_EQ(rep.accepted.front().cycles_before, rep.candidates[0].cycles);
+  EXPECT_EQ(rep.accepted.back().cycles_after, r.compiled.stats.estimated_cycles);
+  for (std::size_t i = 1; i < rep.accepted.size(); ++i)
+    EXPECT_EQ(rep.accepted[i].cycles_before, rep.accepted[i - 1].cycles_after);
+  for (const auto& a : rep.accepted) {
+    for (const auto& c : a.changes) EXPECT_NE(c.old_value, c.new_value);
+    EXPECT_GT(a.sram_headroom, 0u);
+  }
+  std::uint32_t rejected = 0;
+  for (const auto& s : rep.rejected) rejected += s.count;
+  EXPECT_EQ(rejected + rep.accepted.size(), rep.evaluated);
+
+  const auto json = compiler::plan_search_report_json(rep);
+  for (const char* field : {"accepted", "rejected", "stopped", "lower_bound", "baseline", "result", "cycles_saved",
+                            "candidates_compiled", "cut_by_time"})
+    EXPECT_TRUE(json.contains(field)) << field;
+  EXPECT_EQ(json["cycles_saved"].get<std::int64_t>(),
+            std::int64_t(rep.candidates[0].cycles) - std::int64_t(r.compiled.stats.estimated_cycles));
+}
+
+TEST(PlanSearch, TheTimeCapStopsTheSearchAndIsReported) {
+  const auto r = search(12, 1, 1e-9);
+  EXPECT_TRUE(r.report.cut_by_time);
+  EXPECT_EQ(r.report.stopped.rfind("time cap", 0), 0u) << r.report.stopped;
+  EXPECT_EQ(r.report.chosen, 0);
+  EXPECT_EQ(r.compiled.stats.estimated_cycles, test_support::compile_small().stats.estimated_cycles);
+}
+
+TEST(PlanSearch, EveryProposalIsAPlanLoweringAccepts) {
+  const auto graph = small_graph();
+  const compiler::Proposals proposals(graph, target::test16(), {});
+  const auto base = test_support::compile_small();
+  const compiler::SearchPlan plan{base.plan, 1024};
+  const auto moves = proposals.moves_from(plan);
+  ASSERT_FALSE(moves.empty());
+  for (const auto& m : moves) {
+    EXPECT_NE(compiler::move_value(m), compiler::lever_value(plan, m)) << m.identity();
+    EXPECT_NE(compiler::apply_move(plan, m).key(), plan.key());
+  }
+  EXPECT_GT(proposals.screened(), moves.size());
+}
+
+TEST(PlanBound, BelowEveryPlanAndGrowingWithTheLayers) {
+  const auto r = search(12);
+  const auto& b = r.report.bound;
+  EXPECT_GT(b.matrix_cycles, 0u);
+  EXPECT_GT(b.vector_cycles, 0u);
+  EXPECT_EQ(b.cycles, b.matrix_cycles + b.vector_cycles);
+  for (const auto& c : r.report.candidates)
+    if (c.fits) {
+      EXPECT_LT(b.cycles, c.cycles);
+    }
+  EXPECT_LT(compiler::plan_lower_bound(small_graph(1), target::test16()).cycles, b.cycles);
+}
