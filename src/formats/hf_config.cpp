@@ -1,6 +1,8 @@
 #include "formats/hf_config.hpp"
 
 #include <array>
+#include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -261,6 +263,13 @@ std::map<std::string, std::string> parse_safetensors_index(const std::string& te
 
 namespace {
 
+// A float as the shortest decimal that reads back to it (1e-06, not 9.99999997e-07).
+double decimal(float value) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::strtod(std::string(text, end).c_str(), nullptr);
+}
+
 json family_config(const model::ViTConfig& c) {
   using model::Family;
   json j;
@@ -274,7 +283,7 @@ json family_config(const model::ViTConfig& c) {
   j["image_size"] = table_image;
   j["patch_size"] = c.patch;
   j["hidden_act"] = model::activation_name(c.activation);
-  j["layer_norm_eps"] = c.layer_norm_eps;
+  j["layer_norm_eps"] = decimal(c.layer_norm_eps);
   j["torch_dtype"] = "float32";
   switch (c.family) {
     case Family::siglip:
@@ -332,8 +341,8 @@ std::string hf_preprocessor_json(const model::ViTConfig& c) {
   j["do_rescale"] = true;
   j["rescale_factor"] = 1.0 / 255.0;
   j["do_normalize"] = true;
-  j["image_mean"] = {p.mean[0], p.mean[1], p.mean[2]};
-  j["image_std"] = {p.std[0], p.std[1], p.std[2]};
+  j["image_mean"] = {decimal(p.mean[0]), decimal(p.mean[1]), decimal(p.mean[2])};
+  j["image_std"] = {decimal(p.std[0]), decimal(p.std[1]), decimal(p.std[2])};
   j["do_convert_rgb"] = true;
   return j.dump(2) + "\n";
 }
