@@ -11,7 +11,7 @@ build=${TILEVIT_FUZZ_BUILD:-build-fuzz}  # build directory of the fuzz configura
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(package profile machine calibration safetensors npy image)
+((${#targets[@]})) || targets=(package profile machine calibration safetensors npy image hf_config)
 [ -x build/tilevit ] || { echo "fuzz: build/tilevit missing (bash scripts/setup.sh builds it)" >&2; exit 2; }
 
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}

@@ -9,7 +9,7 @@ corpus=${2:-fuzz/corpus}
 machine=src/target/machines/test16.machine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in package profile machine calibration safetensors npy image; do mkdir -p "$corpus/fuzz_$target"; done
+for target in package profile machine calibration safetensors npy image hf_config; do mkdir -p "$corpus/fuzz_$target"; done
 
 "$tilevit" compile --preset small --layers 1 --machine "$machine" --package "$corpus/fuzz_package/small1.tvpkg" >/dev/null 2>&1
 "$tilevit" compile --preset small --layers 1 --machine "$machine" --profile --package "$corpus/fuzz_package/small1_profiled.tvpkg" \
@@ -24,6 +24,11 @@ cp tests/fixtures/calibration.json "$corpus/fuzz_calibration/"
 cp tests/fixtures/images/*.npy "$corpus/fuzz_npy/"
 find tests/fixtures/images -name '*.png' -size -64k -exec cp {} "$corpus/fuzz_image/" \;
 find tests/fixtures/images -name '*.jpg' -size -64k -exec cp {} "$corpus/fuzz_image/" \;
+# Checkpoint directories of every family (one sharded): their config, processor and index.
+for preset in small clip-tiny dinov2-reg-tiny vit-tiny; do
+  "$tilevit" export-weights "$work/$preset" --preset "$preset" --shards 2 >/dev/null 2>&1
+  for f in config preprocessor_config model.safetensors.index; do cp "$work/$preset/$f.json" "$corpus/fuzz_hf_config/$preset-$f.json"; done
+done
 # The reproducers of past findings seed their parsers too, except the big ones (the
 # fuzzer's input size follows its largest seed; they stay in the ctest regression run).
 seed_findings() { find tests/fixtures/fuzz -name "*.$1" -size -256k -exec cp {} "$corpus/$2/" \; ; }

@@ -82,6 +82,18 @@ struct ReferenceCommand {
       throw Error(package_file + " takes " + std::to_string(config.batch) + " images per call; " +
                       std::to_string(model.images.size()) + " --image given",
                   kExitUsage);
+    if (const std::string feature = config.feature_not_compiled(); !feature.empty() && !fp32_only) {
+      if (!save_device.empty())
+        throw Error("--save-device: the device numerics do not implement " + feature + " yet (FP32 reference only)",
+                    kExitUsage);
+      progress("FP32 reference only: the device numerics do not implement " + feature + " yet");
+      fp32_only = true;
+    }
+    // Pooled: [batch, width]; per-token outputs: [batch, tokens, width].
+    const std::vector<std::int64_t> out_shape =
+        config.output_rows() == 1
+            ? std::vector<std::int64_t>{config.batch, config.output_width()}
+            : std::vector<std::int64_t>{config.batch, config.output_rows(), config.output_width()};
     auto t0 = std::chrono::steady_clock::now();
     const auto images = model.load_images(config);  // a bad image fails before the weights load
     progress("loading weights (" + config.name + ", " + layers_text(config.layers) + ")");
@@ -91,10 +103,13 @@ struct ReferenceCommand {
     progress("FP32 reference");
     std::vector<float> fp32;
     const double fp32_seconds = median_seconds(repeat, [&] { fp32 = reference::forward_fp32(weights, images); });
-    if (!save_fp32.empty()) formats::write_npy(save_fp32, {config.batch, config.width}, fp32);
+    if (!save_fp32.empty()) formats::write_npy(save_fp32, out_shape, fp32);
 
     nlohmann::json out;
     out["model"] = config.name;
+    out["family"] = model::family_name(config.family);
+    out["output"] = model::pooling_name(config.pooling);
+    out["output_shape"] = out_shape;
     out["layers"] = config.layers;
     out["batch"] = config.batch;
     out["threads"] = host_threads();

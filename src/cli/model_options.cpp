@@ -9,6 +9,7 @@
 
 #include "cli/validators.hpp"
 
+#include "formats/hf_checkpoint.hpp"
 #include "formats/image.hpp"
 #include "formats/safetensors.hpp"
 #include "model/checkpoint.hpp"
@@ -26,12 +27,23 @@ const char* const kBatchHelp =
 
 void ModelOptions::add_to(CLI::App& app, bool with_inputs) {
   app_ = &app;
-  app.add_option("--preset", preset, "model shape: so400m (SigLIP So400m/14) or small (tiny, for tests)")
-      ->capture_default_str();
-  app.add_option("--layers", layers,
-                 "encoder layers to use (1..27 for So400m; with --weights: default the checkpoint's count)");
+  auto* preset_option = app.add_option("--preset", preset,
+                                       "model shape: so400m (SigLIP So400m/14), small (tiny, for tests), or one of " +
+                                           model::ViTConfig::preset_names())
+                            ->capture_default_str();
+  auto* model_option = app.add_option("--model", model_dir,
+                                      "Hugging Face checkpoint directory (config.json, preprocessor_config.json, "
+                                      "model.safetensors or shards): SigLIP, CLIP, DINOv2, ViT");
+  model_option->excludes(preset_option);
+  auto* layers_option = app.add_option(
+      "--layers", layers, "encoder layers to use (1..27 for So400m; with --weights: default the checkpoint's count)");
+  app.add_option("--output-layer", output_layer,
+                 "return hidden_states[K] (all tokens, no final LayerNorm) instead of the pooled output; "
+                 "negative K counts from the end (LLaVA: -2)")
+      ->excludes(layers_option);
   app.add_option("--seed", seed, "seed of the random test model and images")->check(unsigned_64())->capture_default_str();
-  app.add_option("--weights", weights, "Hugging Face safetensors checkpoint (vision_model.* tensors)");
+  app.add_option("--weights", weights, "Hugging Face safetensors checkpoint (vision_model.* tensors)")
+      ->excludes(model_option);
   CLI::Option* scale = app.add_option("--fp8-scale", fp8_scale, "power-of-two scale S of every FP8 GEMM, in [-31, 31]")
                            ->check(CLI::Range(-31, 31))
                            ->capture_default_str();
@@ -65,8 +77,13 @@ int checkpoint_layers(const std::string& weights_path) {
 
 int max_host_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
+const formats::HfCheckpoint& ModelOptions::checkpoint() const {
+  if (!checkpoint_) checkpoint_ = formats::HfCheckpoint::open(model_dir);
+  return *checkpoint_;
+}
+
 model::ViTConfig ModelOptions::config() const {
-  model::ViTConfig c = model::ViTConfig::preset(preset);
+  model::ViTConfig c = model_dir.empty() ? model::ViTConfig::preset(preset) : checkpoint().config();
   if (layers) c.layers = *layers;
   if (!weights.empty()) {
     const int held = checkpoint_layers(weights);
@@ -74,6 +91,15 @@ model::ViTConfig ModelOptions::config() const {
     if (held < c.layers)
       throw Error(weights + ": the checkpoint holds " + std::to_string(held) + " encoder layer" + (held == 1 ? "" : "s") +
                   ", " + std::to_string(c.layers) + " asked (--layers)");
+  }
+  if (output_layer) {  // hidden_states[0] is the embedding output, [L] the last layer's
+    const int k = *output_layer, resolved = k < 0 ? c.max_layers + 1 + k : k;
+    if (k == 0 || resolved < 1 || resolved > c.max_layers)
+      throw Error("--output-layer " + std::to_string(k) + ": must be in [1, " + std::to_string(c.max_layers) +
+                      "] or [-" + std::to_string(c.max_layers) + ", -1] for " + c.name,
+                  kExitUsage);
+    c.layers = resolved;
+    c.pooling = model::Pooling::hidden_state;
   }
   if (!images.empty()) {
     if (batch != 1 && batch != static_cast<int>(images.size()))
@@ -93,6 +119,15 @@ model::NumericsConfig ModelOptions::numerics() const {
 }
 
 model::ViTWeights ModelOptions::load_weights(const model::ViTConfig& config) const {
+  if (!model_dir.empty()) {
+    // `run --package` takes its shape from the package: a checkpoint the compiler cannot
+    // compile yet is refused by name rather than searched for SigLIP tensors.
+    const std::string feature = checkpoint().config().feature_not_compiled();
+    if (!feature.empty() && config.feature_not_compiled().empty())
+      throw Error(model_dir + ": model " + checkpoint().config().name + " needs " + feature +
+                  ", which the compiler does not support yet");
+    return model::load_weights(checkpoint(), config);
+  }
   if (weights.empty()) return model::load_weights(model::RandomModelSource(config, seed), config);
   const auto file = formats::SafetensorsFile::open(weights);
   return model::load_weights(*file, config);
@@ -102,7 +137,7 @@ std::vector<std::vector<float>> ModelOptions::load_images(const model::ViTConfig
   std::vector<std::vector<float>> batch_images;
   for (int b = 0; b < config.batch; ++b)
     batch_images.push_back(images.empty() ? model::random_image(config, seed, b)
-                                          : formats::load_image_input(images[b], config.resize_size, config.image_size));
+                                          : formats::load_image_input(images[b], config));
   return batch_images;
 }
 

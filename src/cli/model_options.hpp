@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,10 @@
 #include "model/config.hpp"
 #include "model/numerics_config.hpp"
 #include "model/weights.hpp"
+
+namespace tilevit::formats {
+class HfCheckpoint;
+}
 
 namespace tilevit::cli {
 
@@ -20,6 +25,8 @@ struct ModelOptions {
   int batch = 1;
   std::uint64_t seed = 0;
   std::string weights;               // safetensors file; empty = the random test model
+  std::string model_dir;             // Hugging Face checkpoint directory (config + weights)
+  std::optional<int> output_layer;   // hidden_states[K] (negative: from the end) instead of pooling
   std::vector<std::string> images;   // one per batch entry; empty = random images
   int fp8_scale = -4;
   bool calibrated_scales = false;
@@ -38,6 +45,8 @@ struct ModelOptions {
 
  private:
   CLI::App* app_ = nullptr;
+  const formats::HfCheckpoint& checkpoint() const;  // opened once
+  mutable std::shared_ptr<formats::HfCheckpoint> checkpoint_;
 };
 
 // Encoder layers a checkpoint holds: vision_model.encoder.layers.<i>.* for i < the result.

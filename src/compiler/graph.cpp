@@ -98,6 +98,8 @@ struct Builder {
 
 Graph build_vit_graph(const model::ViTConfig& c, const model::NumericsConfig& numerics) {
   c.validate();
+  if (const std::string feature = c.feature_not_compiled(); !feature.empty())
+    throw Error("model " + c.name + " needs " + feature + ", which the compiler does not support yet");
   Graph g;
   g.config = c;
   g.numerics = numerics;

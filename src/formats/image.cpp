@@ -424,7 +424,11 @@ RgbImage decode_image(const std::string& path) {
   return to_rgb(raw);
 }
 
-std::vector<float> load_image_input(const std::string& path, int resize_size, int crop_size) {
+namespace {
+
+// Preprocessed tensors as they are; encoded images through `config`'s preprocessing
+// (SigLIP's for the plain overload).
+std::vector<float> load_input(const std::string& path, int resize_size, int crop_size, const model::ViTConfig* config) {
   if (resize_size <= 0 || crop_size <= 0 || crop_size > resize_size || resize_size > kMaxImageSide)
     throw Error(path + ": invalid preprocessing sizes resize " + std::to_string(resize_size) + ", crop " +
                 std::to_string(crop_size));
@@ -461,7 +465,17 @@ std::vector<float> load_image_input(const std::string& path, int resize_size, in
     check_finite(path, array.data, crop_size);
     return std::move(array.data);
   }
-  return preprocess_siglip(decode_image(path), resize_size, crop_size);
+  return config ? preprocess_image(decode_image(path), *config) : preprocess_siglip(decode_image(path), resize_size, crop_size);
+}
+
+}  // namespace
+
+std::vector<float> load_image_input(const std::string& path, int resize_size, int crop_size) {
+  return load_input(path, resize_size, crop_size, nullptr);
+}
+
+std::vector<float> load_image_input(const std::string& path, const model::ViTConfig& config) {
+  return load_input(path, config.resize_size, config.image_size, &config);
 }
 
 }  // namespace tilevit::formats

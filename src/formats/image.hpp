@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "model/config.hpp"
+
 namespace tilevit::formats {
 
 struct RgbImage {
@@ -38,6 +40,15 @@ RgbImage decode_image(const std::string& path);
 // Same-size input is copied. Throws Error on non-positive or over-limit sizes.
 RgbImage resize_bicubic_pillow(const RgbImage& image, int out_width, int out_height);
 
+// Pillow 9.4 resize with filter 2 (bilinear) or 3 (bicubic), bit for bit as above.
+RgbImage resize_pillow(const RgbImage& image, int out_width, int out_height, int resample);
+
+// preprocessor_config.json's pipeline for `config` (model/config.hpp Preprocessing): resize
+// (square, or shortest edge as transformers computes it), centre or top-left crop, the
+// model's top-left image_size square, x/255 then (x - mean) / std per channel. SigLIP's
+// default preprocessing goes through preprocess_siglip. Returns CHW [3, S, S].
+std::vector<float> preprocess_image(const RgbImage& image, const model::ViTConfig& config);
+
 // SigLIP preprocessing: bicubic resize to resize_size x resize_size, x/255, (x-0.5)/0.5
 // (float32 arithmetic, as numpy does it), then the top-left crop_size x crop_size
 // (crop_size <= resize_size). Returns float CHW [3, crop_size, crop_size].
@@ -50,5 +61,7 @@ std::vector<float> preprocess_siglip(const RgbImage& image, int resize_size, int
 //   * anything else: decode_image + preprocess_siglip.
 // Wrong shape/size or a non-finite value throws Error naming the path and the value.
 std::vector<float> load_image_input(const std::string& path, int resize_size, int crop_size);
+// The same, decoding with preprocess_image for the config's preprocessing.
+std::vector<float> load_image_input(const std::string& path, const model::ViTConfig& config);
 
 }  // namespace tilevit::formats

@@ -16,6 +16,7 @@ namespace {
 
 constexpr int kPrecisionBits = 32 - 8 - 2;  // 8-bit result, 2 bits of headroom for negative lobes
 constexpr double kBicubicSupport = 2.0;
+constexpr double kBilinearSupport = 1.0;
 
 // Keys' cubic convolution kernel with a = -0.5, in Pillow's exact evaluation order.
 double bicubic(double x) {
@@ -23,6 +24,13 @@ double bicubic(double x) {
   if (x < 0.0) x = -x;
   if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
   if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0.0;
+}
+
+// Pillow's triangle filter (Image.BILINEAR).
+double bilinear(double x) {
+  if (x < 0.0) x = -x;
+  if (x < 1.0) return 1.0 - x;
   return 0.0;
 }
 
@@ -35,11 +43,11 @@ struct AxisWeights {
   std::vector<std::int32_t> weights;
 };
 
-AxisWeights axis_weights(int in_size, int out_size) {
+AxisWeights axis_weights(int in_size, int out_size, bool linear) {
   // The box is the whole image: in0 = 0, in1 = in_size (floats in Pillow, exact here).
   const double scale = static_cast<double>(in_size) / out_size;
   const double filterscale = scale < 1.0 ? 1.0 : scale;  // widen the kernel only when reducing
-  const double support = kBicubicSupport * filterscale;
+  const double support = (linear ? kBilinearSupport : kBicubicSupport) * filterscale;
   AxisWeights axis;
   axis.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
   axis.first.resize(out_size);
@@ -57,7 +65,7 @@ AxisWeights axis_weights(int in_size, int out_size) {
     xmax -= xmin;
     double total = 0.0;
     for (int x = 0; x < xmax; ++x) {
-      w[x] = bicubic((x + xmin - center + 0.5) * ss);
+      w[x] = linear ? bilinear((x + xmin - center + 0.5) * ss) : bicubic((x + xmin - center + 0.5) * ss);
       total += w[x];
     }
     std::int32_t* k = &axis.weights[static_cast<std::size_t>(xx) * axis.taps];
@@ -126,6 +134,13 @@ std::vector<std::uint8_t> resample_vertical(const std::uint8_t* in, int width, c
 }  // namespace
 
 RgbImage resize_bicubic_pillow(const RgbImage& image, int out_width, int out_height) {
+  return resize_pillow(image, out_width, out_height, 3);
+}
+
+RgbImage resize_pillow(const RgbImage& image, int out_width, int out_height, int resample) {
+  if (resample != 2 && resample != 3)
+    throw Error("resize_pillow: resample filter " + std::to_string(resample) + " is not supported", kExitInternal);
+  const bool linear = resample == 2;
   if (image.width <= 0 || image.height <= 0 ||
       image.pixels.size() != static_cast<std::size_t>(image.width) * image.height * 3)
     throw Error("resize_bicubic_pillow: invalid input image " + std::to_string(image.width) + "x" +
@@ -144,7 +159,7 @@ RgbImage resize_bicubic_pillow(const RgbImage& image, int out_width, int out_hei
     out.pixels = image.pixels;
     return out;
   }
-  const AxisWeights vertical = axis_weights(image.height, out_height);
+  const AxisWeights vertical = axis_weights(image.height, out_height, linear);
   // Rows of the source the vertical pass reads; the horizontal pass does just those.
   const int row_first = vertical.first.front();
   const int row_last = vertical.first.back() + vertical.count.back();
@@ -154,7 +169,7 @@ RgbImage resize_bicubic_pillow(const RgbImage& image, int out_width, int out_hei
   int stage_width = image.width;
   int row_shift = 0;
   if (need_horizontal) {
-    const AxisWeights horizontal = axis_weights(image.width, out_width);
+    const AxisWeights horizontal = axis_weights(image.width, out_width, linear);
     temp = resample_horizontal(image.pixels.data(), image.width, row_first, row_last - row_first, horizontal,
                                out_width);
     stage = temp.data();
@@ -186,6 +201,39 @@ std::vector<float> preprocess_siglip(const RgbImage& image, int resize_size, int
         chw[c * plane + y * crop + x] = (v - 0.5f) / 0.5f;
       }
     }
+  }
+  return chw;
+}
+
+std::vector<float> preprocess_image(const RgbImage& image, const model::ViTConfig& c) {
+  const model::Preprocessing& p = c.preprocessing;
+  const model::Preprocessing siglip;
+  if (!p.shortest_edge && !p.center_crop && p.resample == siglip.resample && p.mean == siglip.mean &&
+      p.std == siglip.std)
+    return preprocess_siglip(image, c.resize_size, c.image_size);  // the main job's arithmetic, unchanged
+  int w = c.resize_size, h = c.resize_size;
+  if (p.shortest_edge) {  // transformers' get_resize_output_image_size(default_to_square=False)
+    const bool wide = image.width >= image.height;
+    const int shorter = wide ? image.height : image.width, longer = wide ? image.width : image.height;
+    const int other = static_cast<int>(static_cast<std::int64_t>(c.resize_size) * longer / shorter);
+    (wide ? w : h) = other;
+  }
+  const RgbImage resized = resize_pillow(image, w, h, p.resample);
+  const int crop = p.center_crop ? (p.crop_size ? p.crop_size : c.image_size) : c.image_size;
+  if (crop > resized.width || crop > resized.height)
+    throw Error("preprocessing: crop " + std::to_string(crop) + " is larger than the resized " +
+                std::to_string(resized.width) + "x" + std::to_string(resized.height) + " image");
+  const int top = p.center_crop ? (resized.height - crop) / 2 : 0, left = p.center_crop ? (resized.width - crop) / 2 : 0;
+  const std::size_t s = static_cast<std::size_t>(c.image_size), plane = s * s;
+  std::vector<float> chw(3 * plane);
+  for (std::size_t y = 0; y < s; ++y) {
+    const std::uint8_t* row = &resized.pixels[((top + y) * resized.width + left) * 3];
+    for (std::size_t x = 0; x < s; ++x)
+      for (std::size_t ch = 0; ch < 3; ++ch) {
+        // transformers: rescale in float64, cast to float32, then normalise in float32.
+        const float v = static_cast<float>(row[3 * x + ch] * (1.0 / 255.0));
+        chw[ch * plane + y * s + x] = (v - p.mean[ch]) / p.std[ch];
+      }
   }
   return chw;
 }

@@ -1,6 +1,9 @@
 #pragma once
-// The Hugging Face SiglipVisionModel tensor names and shapes (WORKLOAD.md) for a config:
-// the contract shared by the random model, the safetensors loader and export-weights.
+// The Hugging Face tensor names and shapes of each family's vision tower (SiglipVisionModel,
+// CLIPVisionModelWithProjection, Dinov2Model / Dinov2WithRegistersModel, ViTModel) for a
+// config: the contract shared by the random model, the loader and export-weights. Each
+// tensor also has a family-independent key ("layer.3.q.weight") by which the loader asks
+// for it, so one loader serves every family.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,16 +14,25 @@ namespace tilevit::model {
 
 inline constexpr const char* kVisionPrefix = "vision_model.";
 
-enum class InitKind { GemmWeight, Bias, LayerNormScale, PositionEmbedding, Probe };
+// How the random test model draws a tensor. SigLIP keeps the seed's draws (unit LayerNorm
+// scales, 1e-6 biases); the other families use visible biases and scales, so that a
+// tensor mapped to the wrong place changes the output well beyond the tests' tolerances.
+enum class InitKind { GemmWeight, Bias, LayerNormScale, PositionEmbedding, Probe, VisibleBias, VisibleScale };
 
 struct CheckpointTensor {
-  std::string name;                 // full name, with the vision_model. prefix
+  std::string name;                 // full Hugging Face name, canonical prefix included
+  std::string key;                  // family-independent key, e.g. "layer.0.q.weight"
   std::vector<std::int64_t> shape;
   InitKind init;
   int fan_in = 0, fan_out = 0;      // for GemmWeight: the Xavier factor's fans
 };
 
-// Every tensor of the vision tower for `config.layers` layers, in a fixed order.
+// Every tensor of the vision tower for `config.layers` layers, in a fixed order, named
+// as the family's model class saves them (CLIP and SigLIP under "vision_model.").
 std::vector<CheckpointTensor> checkpoint_tensors(const ViTConfig& config);
+
+// The tensor the loader looks for to find where the tower sits inside a checkpoint
+// (its canonical name; a full CLIP/SigLIP model or a classifier adds a prefix).
+std::string anchor_tensor(const ViTConfig& config);
 
 }  // namespace tilevit::model

@@ -6,25 +6,71 @@
 
 namespace tilevit::model {
 
+const char* family_name(Family family) {
+  switch (family) {
+    case Family::siglip: return "siglip";
+    case Family::clip: return "clip";
+    case Family::dinov2: return "dinov2";
+    case Family::vit: return "vit";
+  }
+  return "?";
+}
+
+const char* activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::gelu_tanh: return "gelu_pytorch_tanh";
+    case Activation::gelu_erf: return "gelu";
+    case Activation::quick_gelu: return "quick_gelu";
+  }
+  return "?";
+}
+
+const char* pooling_name(Pooling pooling) {
+  switch (pooling) {
+    case Pooling::map_head: return "map_head";
+    case Pooling::class_token: return "class_token";
+    case Pooling::tokens: return "tokens";
+    case Pooling::hidden_state: return "hidden_state";
+  }
+  return "?";
+}
+
+int ViTConfig::output_rows() const {
+  return pooling == Pooling::map_head || pooling == Pooling::class_token ? 1 : tokens();
+}
+
+int ViTConfig::output_width() const {
+  return pooling == Pooling::class_token && projection_dim > 0 ? projection_dim : width;
+}
+
 std::int64_t ViTConfig::parameter_count() const {
-  const std::int64_t w = width, m = mlp, p = patch_dim(), t = patches();
+  const std::int64_t w = width, m = mlp, p = patch_dim();
   const std::int64_t layer = 2 * 2 * w            // two LayerNorms
                              + 4 * (w * w + w)    // q, k, v, out projections
-                             + (w * m + m) + (m * w + w);
-  const std::int64_t head = w                          // probe
-                            + 3 * w * w + 3 * w          // in_proj
-                            + w * w + w                  // out_proj
-                            + 2 * w                      // layernorm
-                            + (w * m + m) + (m * w + w);  // mlp
-  return (p * w + w) + t * w + max_layers * layer + 2 * w + head;
+                             + (w * m + m) + (m * w + w) + (layer_scale ? 2 * w : 0);
+  std::int64_t embeddings = p * w + (patch_bias ? w : 0) + std::int64_t{position_rows()} * w;
+  if (class_token) embeddings += w;
+  embeddings += std::int64_t{register_tokens} * w;
+  if (family == Family::dinov2) embeddings += w;  // mask_token (held, unused for inference)
+  std::int64_t head = 0;
+  if (family == Family::siglip)
+    head = w                          // probe
+           + 3 * w * w + 3 * w          // in_proj
+           + w * w + w                  // out_proj
+           + 2 * w                      // layernorm
+           + (w * m + m) + (m * w + w);  // mlp
+  const std::int64_t norms = 2 * w + (pre_layernorm ? 2 * w : 0);
+  return embeddings + max_layers * layer + norms + head + std::int64_t{projection_dim} * w;
 }
 
 double ViTConfig::flops_per_image() const {
-  const double w = width, m = mlp, t = patches(), p = patch_dim();
+  const double w = width, m = mlp, t = tokens(), p = patch_dim();
   const double dense = 2.0 * t * (3 * w * w + w * w + 2 * w * m);
   const double attention = 2.0 * 2.0 * t * t * w;  // QK^T and PV over all heads
-  const double embed = 2.0 * t * p * w;
-  const double head = 2.0 * (w * w + t * 2 * w * w + t * w + w * w + 2 * w * m);
+  const double embed = 2.0 * patches() * p * w;
+  double head = 0;
+  if (pooling == Pooling::map_head) head = 2.0 * (w * w + t * 2 * w * w + t * w + w * w + 2 * w * m);
+  if (pooling == Pooling::class_token) head = 2.0 * w * projection_dim;
   return embed + layers * (dense + attention) + head;
 }
 
@@ -45,28 +91,45 @@ void ViTConfig::validate() const {
   if (layers < 1 || layers > max_layers)
     fail("layers", layers, "must be in [1, " + std::to_string(max_layers) + "] for this checkpoint");
   if (batch < 1 || batch > 64) fail("batch", batch, "must be in [1, 64]");
+  if (register_tokens < 0 || register_tokens > 64) fail("register_tokens", register_tokens, "must be in [0, 64]");
+  if (position_grid < 0 || position_grid > 1024) fail("position_grid", position_grid, "must be in [0, 1024]");
+  if (table_grid() != grid() && position_resize == PositionResize::none)
+    fail("image_size", image_size,
+         "gives a " + std::to_string(grid()) + "x" + std::to_string(grid()) + " patch grid but the position table is " +
+             std::to_string(table_grid()) + "x" + std::to_string(table_grid()) + " and " + family_name(family) +
+             " does not interpolate it");
+  // The attention scores of one head are tokens^2 floats: 16,384 tokens is 1 GiB.
+  if (tokens() > 16384) fail("tokens", tokens(), "must be at most 16384");
+  if (projection_dim < 0 || projection_dim > 65536) fail("projection_dim", projection_dim, "must be in [0, 65536]");
+  if (pooling == Pooling::map_head && family != Family::siglip)
+    fail("pooling", 0, "map_head: the MAP head exists only in SigLIP checkpoints");
+  if (pooling == Pooling::class_token && !class_token)
+    fail("pooling", 1, "class_token: class-token pooling needs a class token");
+  if (preprocessing.resample != 2 && preprocessing.resample != 3)
+    fail("resample", preprocessing.resample, "must be 2 (bilinear) or 3 (bicubic)");
+  for (int c = 0; c < 3; ++c)
+    if (!(preprocessing.std[c] > 0.0f) || !(preprocessing.std[c] < 1e30f) || !(preprocessing.mean[c] > -1e30f) ||
+        !(preprocessing.mean[c] < 1e30f))
+      fail("image_std/image_mean channel", c, "must be finite, std positive");
+  if (!(layer_norm_eps > 0.0f) || !(layer_norm_eps < 1.0f)) fail("layer_norm_eps", 0, "must be in (0, 1)");
 }
 
-ViTConfig ViTConfig::so400m() { return ViTConfig{}; }
-
-ViTConfig ViTConfig::small() {
-  ViTConfig c;
-  c.name = "small";
-  c.resize_size = 32;
-  c.image_size = 28;
-  c.width = 144;
-  c.heads = 2;
-  c.head_dim = 72;
-  c.mlp = 288;
-  c.layers = 2;
-  c.max_layers = 2;
-  return c;
-}
-
-ViTConfig ViTConfig::preset(const std::string& name) {
-  if (name == "so400m") return so400m();
-  if (name == "small") return small();
-  throw Error("unknown model preset \"" + name + "\" (expected so400m or small)", kExitUsage);
+std::string ViTConfig::feature_not_compiled() const {
+  if (class_token) return "a class token";
+  if (register_tokens) return "register tokens";
+  if (pre_layernorm) return "a LayerNorm before the encoder (pre_layrnorm)";
+  if (activation == Activation::gelu_erf) return "exact (erf) GELU";
+  if (activation == Activation::quick_gelu) return "quick_gelu";
+  if (layer_scale) return "LayerScale";
+  if (!patch_bias) return "a patch embedding without bias";
+  if (table_grid() != grid()) return "position embedding interpolation";
+  if (pooling == Pooling::tokens || pooling == Pooling::hidden_state) return "per-token output (no MAP head)";
+  if (pooling != Pooling::map_head) return "class-token pooling";
+  const Preprocessing siglip;
+  if (preprocessing.shortest_edge || preprocessing.center_crop || preprocessing.resample != siglip.resample ||
+      preprocessing.mean != siglip.mean || preprocessing.std != siglip.std)
+    return "preprocessing other than SigLIP's (packages do not record it yet)";
+  return "";
 }
 
 }  // namespace tilevit::model

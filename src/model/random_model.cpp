@@ -86,6 +86,13 @@ void RandomModelSource::read_f32(const std::string& name, std::span<float> out) 
     case InitKind::Probe:
       fill_normal(stream, static_cast<float>(std::sqrt(1.0 / static_cast<double>(t.shape.back()))), out);
       break;
+    case InitKind::VisibleBias:
+      fill_normal(stream, 0.1f, out);
+      break;
+    case InitKind::VisibleScale:  // 1 + 0.1 N(0, 1)
+      fill_normal(stream, 0.1f, out);
+      for (float& v : out) v += 1.0f;
+      break;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/checkpoint.hpp"
+#include "model/position_resize.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::model {
@@ -19,16 +20,21 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s.str();
 }
 
+// Reads tensors by family-independent key (model/checkpoint.hpp), checking presence,
+// shape and finiteness against the family's names.
 class Reader {
  public:
   Reader(const TensorSource& source, const ViTConfig& config) : source_(source) {
-    for (auto& t : checkpoint_tensors(config)) expected_[t.name] = t.shape;
+    for (auto& t : checkpoint_tensors(config)) expected_[t.key] = t;
   }
 
-  // Reads `name` (without prefix), checking shape and finiteness.
-  std::vector<float> read(const std::string& short_name) const {
-    const std::string name = kVisionPrefix + short_name;
-    const auto& expected = expected_.at(name);
+  bool has(const std::string& key) const { return expected_.count(key) != 0; }
+
+  std::vector<float> read(const std::string& key) const {
+    const auto it = expected_.find(key);
+    if (it == expected_.end()) throw Error("no checkpoint tensor for key " + key, kExitInternal);
+    const std::string& name = it->second.name;
+    const auto& expected = it->second.shape;
     const auto info = source_.info(name);
     if (!info) throw Error(source_.describe() + ": missing tensor " + name);
     if (info->shape != expected)
@@ -43,16 +49,16 @@ class Reader {
     return data;
   }
 
-  Linear linear(const std::string& name, int out, int in) const {
-    return Linear{in, out, read(name + ".weight"), read(name + ".bias")};
+  Linear linear(const std::string& key, int out, int in) const {
+    return Linear{in, out, read(key + ".weight"), read(key + ".bias")};
   }
-  LayerNormParams layer_norm(const std::string& name) const {
-    return LayerNormParams{read(name + ".weight"), read(name + ".bias")};
+  LayerNormParams layer_norm(const std::string& key) const {
+    return LayerNormParams{read(key + ".weight"), read(key + ".bias")};
   }
 
  private:
   const TensorSource& source_;
-  std::map<std::string, std::vector<std::int64_t>> expected_;
+  std::map<std::string, CheckpointTensor> expected_;
 };
 
 void append(Linear& into, const Linear& part) {
@@ -75,41 +81,70 @@ std::vector<float> patch_rows_yxc(const std::vector<float>& conv, const ViTConfi
   return out;
 }
 
+// The stored table resized to the image grid; the class token's row is kept as is.
+std::vector<float> position_table(const Reader& r, const ViTConfig& c) {
+  std::vector<float> table = r.read("position");
+  if (c.table_grid() == c.grid()) return table;
+  const std::size_t w = static_cast<std::size_t>(c.width), head = c.class_token ? w : 0;
+  const std::vector<float> grid(table.begin() + static_cast<std::ptrdiff_t>(head), table.end());
+  std::vector<float> out(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(head));
+  const auto resized = resize_position_grid(grid, c.table_grid(), c.grid(), c.width, c.position_resize);
+  out.insert(out.end(), resized.begin(), resized.end());
+  return out;
+}
+
+EncoderLayerWeights encoder_layer(const Reader& r, const ViTConfig& c, int i) {
+  const int w = c.width, m = c.mlp;
+  const std::string k = "layer." + std::to_string(i) + ".";
+  EncoderLayerWeights layer;
+  layer.ln1 = r.layer_norm(k + "ln1");
+  for (const char* proj : {"q", "k", "v"}) append(layer.qkv, r.linear(k + proj, w, w));
+  layer.out = r.linear(k + "out", w, w);
+  layer.ln2 = r.layer_norm(k + "ln2");
+  layer.fc1 = r.linear(k + "fc1", m, w);
+  layer.fc2 = r.linear(k + "fc2", w, m);
+  if (c.layer_scale) {
+    layer.ls1 = r.read(k + "ls1");
+    layer.ls2 = r.read(k + "ls2");
+  }
+  return layer;
+}
+
+MapHeadWeights map_head(const Reader& r, const ViTConfig& c) {
+  const int w = c.width, m = c.mlp;
+  MapHeadWeights head;
+  head.probe = r.read("head.probe");
+  const auto in_w = r.read("head.in_proj.weight");
+  const auto in_b = r.read("head.in_proj.bias");
+  const std::size_t ww = static_cast<std::size_t>(w) * w;
+  head.q = Linear{w, w, {in_w.begin(), in_w.begin() + ww}, {in_b.begin(), in_b.begin() + w}};
+  head.kv = Linear{w, 2 * w, {in_w.begin() + ww, in_w.end()}, {in_b.begin() + w, in_b.end()}};
+  head.out = r.linear("head.out", w, w);
+  head.ln = r.layer_norm("head.ln");
+  head.fc1 = r.linear("head.fc1", m, w);
+  head.fc2 = r.linear("head.fc2", w, m);
+  return head;
+}
+
 }  // namespace
 
 ViTWeights load_weights(const TensorSource& source, const ViTConfig& config) {
   config.validate();
   const Reader r(source, config);
-  const int w = config.width, m = config.mlp;
+  const int w = config.width;
   ViTWeights weights;
   weights.config = config;
-  weights.patch_embedding = Linear{config.patch_dim(), w,
-                                   patch_rows_yxc(r.read("embeddings.patch_embedding.weight"), config),
-                                   r.read("embeddings.patch_embedding.bias")};
-  weights.position = r.read("embeddings.position_embedding.weight");
-  for (int i = 0; i < config.layers; ++i) {
-    const std::string p = "encoder.layers." + std::to_string(i) + ".";
-    EncoderLayerWeights layer;
-    layer.ln1 = r.layer_norm(p + "layer_norm1");
-    for (const char* proj : {"q_proj", "k_proj", "v_proj"}) append(layer.qkv, r.linear(p + "self_attn." + proj, w, w));
-    layer.out = r.linear(p + "self_attn.out_proj", w, w);
-    layer.ln2 = r.layer_norm(p + "layer_norm2");
-    layer.fc1 = r.linear(p + "mlp.fc1", m, w);
-    layer.fc2 = r.linear(p + "mlp.fc2", w, m);
-    weights.layers.push_back(std::move(layer));
-  }
-  weights.post_ln = r.layer_norm("post_layernorm");
-  MapHeadWeights& head = weights.head;
-  head.probe = r.read("head.probe");
-  const auto in_w = r.read("head.attention.in_proj_weight");
-  const auto in_b = r.read("head.attention.in_proj_bias");
-  const std::size_t ww = static_cast<std::size_t>(w) * w;
-  head.q = Linear{w, w, {in_w.begin(), in_w.begin() + ww}, {in_b.begin(), in_b.begin() + w}};
-  head.kv = Linear{w, 2 * w, {in_w.begin() + ww, in_w.end()}, {in_b.begin() + w, in_b.end()}};
-  head.out = r.linear("head.attention.out_proj", w, w);
-  head.ln = r.layer_norm("head.layernorm");
-  head.fc1 = r.linear("head.mlp.fc1", m, w);
-  head.fc2 = r.linear("head.mlp.fc2", w, m);
+  weights.patch_embedding = Linear{config.patch_dim(), w, patch_rows_yxc(r.read("patch.weight"), config),
+                                   config.patch_bias ? r.read("patch.bias") : std::vector<float>(w, 0.0f)};
+  if (config.class_token) weights.class_token = r.read("class_token");
+  if (config.register_tokens) weights.registers = r.read("registers");
+  weights.position = position_table(r, config);
+  if (config.pre_layernorm) weights.pre_ln = r.layer_norm("pre_ln");
+  for (int i = 0; i < config.layers; ++i) weights.layers.push_back(encoder_layer(r, config, i));
+  weights.post_ln = r.layer_norm("post_ln");
+  if (config.family == Family::siglip) weights.head = map_head(r, config);
+  if (config.projection_dim)
+    weights.projection = Linear{w, config.projection_dim, r.read("projection.weight"), {}};
   return weights;
 }
 

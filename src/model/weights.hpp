@@ -25,6 +25,7 @@ struct EncoderLayerWeights {
   Linear qkv;  // fused [3*width][width], rows q, k, v
   Linear out;
   Linear fc1, fc2;
+  std::vector<float> ls1, ls2;  // LayerScale [width] of the two branches; empty without it
 };
 
 struct MapHeadWeights {
@@ -38,11 +39,17 @@ struct MapHeadWeights {
 
 struct ViTWeights {
   ViTConfig config;
-  Linear patch_embedding;        // [width][patch_dim], (y, x, c) order
-  std::vector<float> position;   // [patches][width]
+  Linear patch_embedding;        // [width][patch_dim], (y, x, c) order; zero bias if the family has none
+  std::vector<float> class_token;  // [width], or empty
+  std::vector<float> registers;    // [register_tokens][width] (no position), or empty
+  // [class token? + patches][width], already resized to the image's patch grid
+  // (SigLIP: [patches][width], the table as stored).
+  std::vector<float> position;
+  LayerNormParams pre_ln;        // empty unless config.pre_layernorm
   std::vector<EncoderLayerWeights> layers;
   LayerNormParams post_ln;
-  MapHeadWeights head;
+  MapHeadWeights head;           // SigLIP only
+  Linear projection;             // CLIP visual projection [projection_dim][width], no bias; or empty
 };
 
 // Pulls every tensor of `config` from `source`: a missing tensor, a wrong shape or a

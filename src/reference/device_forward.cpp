@@ -8,6 +8,7 @@
 #include "numerics/fp16.hpp"
 #include "numerics/fp8.hpp"
 #include "reference/forward.hpp"
+#include "support/error.hpp"
 
 namespace tilevit::reference {
 
@@ -171,7 +172,11 @@ std::vector<float> mlp(const DeviceLinear& fc1, const DeviceLinear& fc2, const s
 }  // namespace
 
 DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model::NumericsConfig& numerics)
-    : config_(w.config), numerics_(numerics), weights_(new DeviceWeights) {
+    : config_(w.config), numerics_(numerics), weights_(nullptr) {
+  // The device numerics follow the compiled graph, which is SigLIP's structure so far.
+  if (const std::string feature = config_.feature_not_compiled(); !feature.empty())
+    throw Error("model " + config_.name + " needs " + feature + ", which the device numerics do not implement yet");
+  weights_ = new DeviceWeights;
   DeviceWeights& d = *weights_;
   auto device_linear = [&](const model::Linear& l, GemmRole r) {
     return reference::device_linear(l, numerics.role(r), numerics.role_inner_block(r));

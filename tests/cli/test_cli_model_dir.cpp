@@ -1,0 +1,66 @@
+// --model DIR end to end: export-weights writes a checkpoint directory, reference reads
+// it back to the preset's outputs; compile and run refuse features the compiler lacks
+// with one line (exit 3) before any long work; --output-layer shapes.
+#include "cli_runner.hpp"
+#include "formats/npy.hpp"
+
+using namespace tilevit;
+using test_support::CliTest;
+using test_support::last_line;
+using test_support::run_tilevit;
+
+namespace {
+
+class ModelDir : public CliTest {};
+
+TEST_F(ModelDir, ReferenceFromAnExportedDirectoryMatchesThePreset) {
+  for (const std::string preset : {"small", "clip-tiny", "dinov2-reg-tiny"}) {
+    const std::string dir = path(preset);
+    ASSERT_EQ(run_tilevit("export-weights " + dir + " --preset " + preset + " --seed 4 --shards 2").exit_code, 0);
+    const auto a = run_tilevit("reference --fp32-only --seed 4 --model " + dir + " --save-fp32 " + path(preset + "_a.npy"));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    const auto b = run_tilevit("reference --fp32-only --preset " + preset + " --seed 4 --save-fp32 " +
+                               path(preset + "_b.npy"));
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(formats::read_npy(path(preset + "_a.npy")).data, formats::read_npy(path(preset + "_b.npy")).data)
+        << preset;
+  }
+}
+
+TEST_F(ModelDir, OutputLayerGivesEveryTokenOfThatLayer) {
+  const auto r = run_tilevit("reference --fp32-only --preset clip-tiny --output-layer -2 --save-fp32 " + path("h.npy"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(formats::read_npy(path("h.npy")).shape, (std::vector<std::int64_t>{1, 10, 128}));
+  const auto bad = run_tilevit("reference --fp32-only --preset clip-tiny --output-layer 3");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(last_line(bad.err).find("--output-layer 3: must be in [1, 2] or [-2, -1]"), std::string::npos) << bad.err;
+}
+
+TEST_F(ModelDir, CompileAndRunNameTheMissingFeature) {
+  const std::string dir = path("clip");
+  ASSERT_EQ(run_tilevit("export-weights " + dir + " --preset clip-tiny").exit_code, 0);
+  const auto c = run_tilevit("compile --model " + dir);
+  EXPECT_EQ(c.exit_code, 3);
+  EXPECT_EQ(c.err_lines(), 1) << c.err;
+  EXPECT_NE(c.err.find("needs a class token, which the compiler does not support yet"), std::string::npos) << c.err;
+  ASSERT_EQ(run_tilevit("compile --preset small --package " + path("p.tvpkg")).exit_code, 0);
+  const auto r = run_tilevit("run --package " + path("p.tvpkg") + " --model " + dir + " --out " + path("run"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(last_line(r.err).find("needs a class token"), std::string::npos) << r.err;
+}
+
+TEST_F(ModelDir, MissingFilesAreNamed) {
+  const auto r = run_tilevit("reference --model " + path("nothing"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(last_line(r.err).find("not a checkpoint directory"), std::string::npos) << r.err;
+  const std::string dir = path("vit");
+  ASSERT_EQ(run_tilevit("export-weights " + dir + " --preset vit-tiny").exit_code, 0);
+  std::filesystem::remove(dir + "/preprocessor_config.json");
+  const auto m = run_tilevit("reference --model " + dir);
+  EXPECT_EQ(m.exit_code, 3);
+  EXPECT_NE(last_line(m.err).find("preprocessor_config.json: file"), std::string::npos) << m.err;
+  const auto both = run_tilevit("reference --model " + dir + " --preset small");
+  EXPECT_EQ(both.exit_code, 2);
+}
+
+}  // namespace
