@@ -12,7 +12,7 @@
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
 #include "compiler/program_walk.hpp"
-#include "compiler/distribution.hpp"
+#include "compiler/exchange_bounds.hpp"
 #include "package/program_codec.hpp"
 #include <algorithm>
 #include "support/atomic_file.hpp"
@@ -123,19 +123,20 @@ struct CompileCommand {
       const auto costs = compiler::step_costs(machine, p);
       for (std::size_t i = 0; i < p.steps.size(); ++i) {
         const auto& c = costs[i];
-        const auto load = compiler::exchange_load(p.steps[i].exchange, machine.tiles);
-        const auto max_rx = *std::max_element(load.received_bytes.begin(), load.received_bytes.end());
+        const auto bounds = compiler::exchange_bounds(machine, p.steps[i]);
         rows.push_back({{"step", i},
                         {"label", p.steps[i].label},
                         {"in_loop", compiler::in_loop(p, static_cast<std::uint32_t>(i))},
                         {"kernel_calls", p.steps[i].compute.size()},
                         {"compute_cycles", c.compute},
                         {"transfers", p.steps[i].exchange.size()},
+                        {"waves", p.steps[i].waves},
                         {"exchange_cycles", c.exchange},
-                        {"max_received_bytes", max_rx},
-                        // the payload floor the schedule is measured against: one word per cycle in
-                        {"receive_floor_cycles", (max_rx + machine.exchange_receive_bytes_per_cycle - 1) /
-                                                     machine.exchange_receive_bytes_per_cycle},
+                        // the payload floors the schedule is measured against: one word per cycle in, one out
+                        {"receive_floor_cycles", bounds.receive_floor},
+                        {"send_floor_cycles", bounds.send_floor},
+                        {"floor_cycles", bounds.floor()},
+                        {"rule_bound_cycles", bounds.rule_bound},
                         {"local_copies", p.steps[i].local_copies.size()}});
       }
       j["steps"] = rows;
