@@ -161,14 +161,18 @@ struct CompileCommand {
       out << key << ": " << text_value(value) << "\n";
     }
     if (!j.contains("steps")) return;
-    out << "step  label                                    loop  calls  compute cycles  transfers  exchange cycles\n";
+    out << "step  label                                    loop  calls  compute cycles  transfers  exchange cycles"
+           "  floor cycles  ratio\n";
     for (const auto& row : j["steps"]) {
+      const auto floor = row["floor_cycles"].get<std::uint64_t>(), exchange = row["exchange_cycles"].get<std::uint64_t>();
+      char ratio[16] = "";
+      if (floor > 0) std::snprintf(ratio, sizeof ratio, "%.2f", double(exchange) / double(floor));
       char line[256];
-      std::snprintf(line, sizeof line, "%4llu  %-40s %4s %6s %15s %10s %16s\n",
+      std::snprintf(line, sizeof line, "%4llu  %-40s %4s %6s %15s %10s %16s %13s %6s\n",
                     (unsigned long long)row["step"].get<std::uint64_t>(), row["label"].get<std::string>().substr(0, 40).c_str(),
                     row["in_loop"].get<bool>() ? "yes" : "", text_value(row["kernel_calls"]).c_str(),
                     text_value(row["compute_cycles"]).c_str(), text_value(row["transfers"]).c_str(),
-                    text_value(row["exchange_cycles"]).c_str());
+                    text_value(row["exchange_cycles"]).c_str(), floor ? text_value(row["floor_cycles"]).c_str() : "", ratio);
       out << line;
     }
   }

@@ -1,8 +1,6 @@
 #include "compiler/exchange_bounds.hpp"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <tuple>
 
 #include "compiler/exchange_schedule.hpp"
@@ -10,45 +8,42 @@
 namespace tilevit::compiler {
 namespace {
 
-// One tile's share of a wave, as a receiver and as a sender.
-struct TileLoad {
-  std::uint64_t received = 0, sent = 0;
-  std::uint32_t pieces_in = 0, continued_in = 0;
-  std::uint32_t first_transit_in = UINT32_MAX, first_transit_out = UINT32_MAX;
-  std::set<std::uint32_t> senders;
-};
-
 // The bound of one wave: pieces [first, last) of the step.
 std::uint64_t wave_bound(const target::MachineDescription& m, const std::vector<Transfer>& x, std::size_t first,
                          std::size_t last) {
-  std::map<std::uint32_t, TileLoad> tiles;
-  // (receiver, sender, allocation, end offset) of every landing: the next one from the same
-  // sender at that offset continues it without control.
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>> ends;
-  for (std::size_t i = first; i < last; ++i)
-    for (const Endpoint& d : x[i].destinations) ends.emplace(d.tile, x[i].source.tile, d.allocation, std::uint64_t(d.offset) + x[i].bytes);
+  using Landing = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>;  // receiver, sender, allocation, offset
+  std::vector<Landing> starts, ends;
+  std::vector<std::uint64_t> received(m.tiles, 0), sent(m.tiles, 0);
+  std::vector<std::uint32_t> transit_in(m.tiles, UINT32_MAX), transit_out(m.tiles, UINT32_MAX);
   for (std::size_t i = first; i < last; ++i) {
     const Transfer& t = x[i];
     const std::uint32_t transit = transit_cycles(m, t);
-    TileLoad& s = tiles[t.source.tile];
-    s.sent += t.words();
-    s.first_transit_out = std::min(s.first_transit_out, transit);
+    sent[t.source.tile] += t.words();
+    transit_out[t.source.tile] = std::min(transit_out[t.source.tile], transit);
     for (const Endpoint& d : t.destinations) {
-      TileLoad& r = tiles[d.tile];
-      r.received += t.words();
-      r.pieces_in += 1;
-      r.continued_in += ends.count({d.tile, t.source.tile, d.allocation, d.offset}) ? 1 : 0;
-      r.first_transit_in = std::min(r.first_transit_in, transit);
-      r.senders.insert(t.source.tile);
+      received[d.tile] += t.words();
+      transit_in[d.tile] = std::min(transit_in[d.tile], transit);
+      starts.emplace_back(d.tile, t.source.tile, d.allocation, d.offset);
+      ends.emplace_back(d.tile, t.source.tile, d.allocation, std::uint64_t(d.offset) + t.bytes);
     }
   }
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  // Per receiver: its senders, and its runs (landings that no other landing of the same
+  // sender ends right before, so each needs control of its own).
+  std::vector<std::uint64_t> senders(m.tiles, 0), runs(m.tiles, 0);
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const auto [tile, sender, allocation, offset] = starts[i];
+    if (i == 0 || std::get<0>(starts[i - 1]) != tile || std::get<1>(starts[i - 1]) != sender) ++senders[tile];
+    if (!std::binary_search(ends.begin(), ends.end(), starts[i])) ++runs[tile];
+  }
   std::uint64_t bound = 0;
-  for (const auto& [tile, l] : tiles) {
-    if (l.sent > 0) bound = std::max<std::uint64_t>(bound, l.first_transit_out + l.sent);
-    if (l.pieces_in == 0) continue;
-    const std::uint64_t runs = l.pieces_in - l.continued_in, senders = l.senders.size();
-    const std::uint64_t control = m.source_switch_cycles * (senders - 1) + m.pointer_switch_cycles * (runs - std::min(runs, senders));
-    bound = std::max<std::uint64_t>(bound, l.first_transit_in + l.received + control);
+  for (std::uint32_t tile = 0; tile < m.tiles; ++tile) {
+    if (sent[tile] > 0) bound = std::max<std::uint64_t>(bound, transit_out[tile] + sent[tile]);
+    if (senders[tile] == 0) continue;
+    const std::uint64_t control = m.source_switch_cycles * (senders[tile] - 1) +
+                                  m.pointer_switch_cycles * (runs[tile] - std::min(runs[tile], senders[tile]));
+    bound = std::max<std::uint64_t>(bound, transit_in[tile] + received[tile] + control);
   }
   return bound;
 }

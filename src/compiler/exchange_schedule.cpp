@@ -1,6 +1,7 @@
 #include "compiler/exchange_schedule.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -309,8 +310,20 @@ void schedule_exchange(CompiledProgram& program, const target::MachineDescriptio
         if (std::exchange(seen.at(d.tile), i) == i)
           throw Error("compiler: a multicast lands twice on tile " + std::to_string(d.tile), kExitInternal);
     }
-    PhaseScheduler(machine, step).run();
   }
+  // Phases are independent: each schedule depends only on its own step.
+  std::vector<std::exception_ptr> errors(program.steps.size());
+  const long n = static_cast<long>(program.steps.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (long i = 0; i < n; ++i) {
+    try {
+      PhaseScheduler(machine, program.steps[static_cast<std::size_t>(i)]).run();
+    } catch (...) {
+      errors[static_cast<std::size_t>(i)] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace tilevit::compiler
