@@ -156,6 +156,77 @@ std::vector<std::size_t> rotated_order(const std::vector<Transfer>& x, std::size
 }
 
 
+constexpr std::size_t kMaxRoundTable = std::size_t(1) << 22;  // 16 MiB of colour slots
+
+// Two more orders, for sections of unicasts only: the pieces as a bipartite multigraph of
+// senders and receivers, edge-coloured with as many colours as the busiest tile has edges
+// (Konig's theorem; alternating paths swap two colours where the greedy choice clashes),
+// then colour by colour. Each colour is a matching, a round in which no tile sends or
+// receives twice, so edges of like sizes land in rounds without waiting. An edge is one
+// piece, or (`by_pair`) all the pieces of one sender to one receiver in destination
+// order, so that they continue each other. Empty when a piece has several receivers.
+std::vector<std::size_t> round_order(const std::vector<Transfer>& x, std::size_t first, std::size_t last,
+                                     const target::MachineDescription& m, bool by_pair) {
+  for (std::size_t i = first; i < last; ++i)
+    if (x[i].destinations.size() != 1) return {};
+  auto receiver = [&](std::size_t i) { return x[i].destinations.front().tile; };
+  std::vector<std::size_t> pieces(last - first);
+  std::iota(pieces.begin(), pieces.end(), first);
+  if (by_pair)
+    std::stable_sort(pieces.begin(), pieces.end(), [&](std::size_t p, std::size_t q) {
+      const Endpoint &a = x[p].destinations.front(), &b = x[q].destinations.front();
+      return std::tie(x[p].source.tile, a.tile, a.allocation, a.offset) < std::tie(x[q].source.tile, b.tile, b.allocation, b.offset);
+    });
+  std::vector<std::size_t> edge_start;  // edge e: pieces[edge_start[e], edge_start[e + 1])
+  for (std::size_t k = 0; k < pieces.size(); ++k)
+    if (!by_pair || k == 0 || x[pieces[k]].source.tile != x[pieces[k - 1]].source.tile ||
+        receiver(pieces[k]) != receiver(pieces[k - 1]))
+      edge_start.push_back(k);
+  const std::size_t edges = edge_start.size(), vertices = 2 * std::size_t(m.tiles);
+  edge_start.push_back(pieces.size());
+  auto end_of = [&](std::size_t e, bool in) -> std::size_t {
+    const std::size_t i = pieces[edge_start[e]];
+    return in ? m.tiles + receiver(i) : x[i].source.tile;
+  };
+  std::vector<std::uint32_t> degree(vertices, 0);
+  for (std::size_t e = 0; e < edges; ++e) ++degree[end_of(e, false)], ++degree[end_of(e, true)];
+  const std::size_t colours = *std::max_element(degree.begin(), degree.end());
+  if (vertices * colours > kMaxRoundTable) return {};  // a few tiles with very many pieces: not worth it
+  std::vector<std::int32_t> at(vertices * colours, -1);  // the edge of each colour at each vertex
+  std::vector<std::size_t> colour(edges, 0);
+  auto free_colour = [&](std::size_t v) {
+    std::size_t c = 0;
+    while (at[v * colours + c] >= 0) ++c;
+    return c;
+  };
+  std::vector<std::size_t> path;
+  for (std::size_t e = 0; e < edges; ++e) {
+    const std::size_t u = end_of(e, false), v = end_of(e, true), a = free_colour(u), b = free_colour(v);
+    if (at[v * colours + a] >= 0) {
+      // Swap a and b along the path from v that starts with colour a: a becomes free at v.
+      path.clear();
+      for (std::size_t w = v, c = a; at[w * colours + c] >= 0; c = c == a ? b : a) {
+        const auto f = static_cast<std::size_t>(at[w * colours + c]);
+        path.push_back(f);
+        w = end_of(f, false) == w ? end_of(f, true) : end_of(f, false);
+      }
+      for (std::size_t f : path) at[end_of(f, false) * colours + colour[f]] = at[end_of(f, true) * colours + colour[f]] = -1;
+      for (std::size_t f : path) {
+        colour[f] = colour[f] == a ? b : a;
+        at[end_of(f, false) * colours + colour[f]] = at[end_of(f, true) * colours + colour[f]] = static_cast<std::int32_t>(f);
+      }
+    }
+    colour[e] = a;
+    at[u * colours + a] = at[v * colours + a] = static_cast<std::int32_t>(e);
+  }
+  std::vector<std::size_t> by_colour(edges), order;
+  std::iota(by_colour.begin(), by_colour.end(), 0);
+  std::stable_sort(by_colour.begin(), by_colour.end(), [&](std::size_t p, std::size_t q) { return colour[p] < colour[q]; });
+  order.reserve(pieces.size());
+  for (std::size_t e : by_colour) order.insert(order.end(), pieces.begin() + edge_start[e], pieces.begin() + edge_start[e + 1]);
+  return order;
+}
+
 class PhaseScheduler {
  public:
   PhaseScheduler(const target::MachineDescription& m, Superstep& step)
@@ -183,12 +254,17 @@ class PhaseScheduler {
     for (std::size_t i = first; i < last; ++i) shortest_ = std::min(shortest_, step_.exchange[i].words());
     // Each order in turn; the first shortest wins (re-placed if a later one was tried).
     const std::vector<std::size_t> orders[] = {priority_order(step_.exchange, first, last, m_),
-                                               rotated_order(step_.exchange, first, last, m_)};
-    std::size_t best = 0;
+                                               rotated_order(step_.exchange, first, last, m_),
+                                               round_order(step_.exchange, first, last, m_, false),
+                                               round_order(step_.exchange, first, last, m_, true)};
+    std::size_t best = 0, placed = 0;
     std::uint32_t best_end = UINT32_MAX, end = 0;
-    for (std::size_t o = 0; o < std::size(orders); ++o)
+    for (std::size_t o = 0; o < std::size(orders); ++o) {
+      if (orders[o].empty()) continue;  // an order that does not apply
       if ((end = place_all(orders[o], base)) < best_end) best_end = end, best = o;
-    if (best + 1 != std::size(orders)) place_all(orders[best], base);
+      placed = o;
+    }
+    if (best != placed) place_all(orders[best], base);
     add_selects(base);
     return best_end;
   }

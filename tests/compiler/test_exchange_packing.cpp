@@ -73,9 +73,11 @@ TEST(ExchangePacking, AllToAllAmongFourTilesReachesItsFloor) {
 }
 
 TEST(ExchangePacking, AllToAllAmongSixteenTilesStaysNearItsFloor) {
+  // Fifteen rounds of a permutation (the edge-coloured order): the bound exactly.
   const auto p = scheduled(all_to_all(16, 256));
   EXPECT_TRUE(violations(p).empty());
   EXPECT_LE(ratio_to_floor(p), 1.15);
+  EXPECT_EQ(p.steps[0].exchange_cycles, compiler::exchange_bounds(m(), p.steps[0]).rule_bound);
 }
 
 TEST(ExchangePacking, MulticastRunsBackToBack) {
