@@ -6,10 +6,8 @@
 #include "compiler/exchange_schedule.hpp"
 
 namespace tilevit::compiler {
-namespace {
 
-// The bound of one wave: pieces [first, last) of the step.
-std::uint64_t wave_bound(const target::MachineDescription& m, const std::vector<Transfer>& x, std::size_t first,
+std::uint64_t wave_rule_bound(const target::MachineDescription& m, const std::vector<Transfer>& x, std::size_t first,
                          std::size_t last) {
   using Landing = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>;  // receiver, sender, allocation, offset
   std::vector<Landing> starts, ends;
@@ -48,8 +46,6 @@ std::uint64_t wave_bound(const target::MachineDescription& m, const std::vector<
   return bound;
 }
 
-}  // namespace
-
 ExchangeBounds exchange_bounds(const target::MachineDescription& m, const Superstep& step) {
   ExchangeBounds b;
   std::vector<std::uint64_t> sent(m.tiles, 0), received(m.tiles, 0);
@@ -63,7 +59,7 @@ ExchangeBounds exchange_bounds(const target::MachineDescription& m, const Supers
   for (std::size_t first = 0; first < step.exchange.size();) {
     std::size_t last = first;
     while (last < step.exchange.size() && step.exchange[last].wave == step.exchange[first].wave) ++last;
-    b.rule_bound += (first == 0 ? 0 : m.section_join_cycles) + wave_bound(m, step.exchange, first, last);
+    b.rule_bound += (first == 0 ? 0 : m.section_join_cycles) + wave_rule_bound(m, step.exchange, first, last);
     first = last;
   }
   return b;

@@ -19,6 +19,10 @@ struct ExchangeBounds {
   std::uint64_t floor() const { return receive_floor > send_floor ? receive_floor : send_floor; }
 };
 
+// The rule bound of one wave, pieces [first, last) of a step, from the wave's start.
+std::uint64_t wave_rule_bound(const target::MachineDescription& machine, const std::vector<Transfer>& pieces,
+                              std::size_t first, std::size_t last);
+
 ExchangeBounds exchange_bounds(const target::MachineDescription& machine, const Superstep& step);
 
 }  // namespace tilevit::compiler

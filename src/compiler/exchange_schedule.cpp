@@ -251,28 +251,35 @@ class PhaseScheduler {
   // Schedules pieces [first, last) from cycle `base`; returns the section's last landing end.
   std::uint32_t section(std::size_t first, std::size_t last, std::uint32_t base) {
     shortest_ = UINT32_MAX;
-    for (std::size_t i = first; i < last; ++i) shortest_ = std::min(shortest_, step_.exchange[i].words());
-    // Each order in turn; the first shortest wins (re-placed if a later one was tried).
-    const std::vector<std::size_t> orders[] = {priority_order(step_.exchange, first, last, m_),
-                                               rotated_order(step_.exchange, first, last, m_),
-                                               round_order(step_.exchange, first, last, m_, false),
-                                               round_order(step_.exchange, first, last, m_, true)};
-    std::size_t best = 0, placed = 0;
-    std::uint32_t best_end = UINT32_MAX, end = 0;
-    for (std::size_t o = 0; o < std::size(orders); ++o) {
-      if (orders[o].empty()) continue;  // an order that does not apply
-      if ((end = place_all(orders[o], base)) < best_end) best_end = end, best = o;
-      placed = o;
+    first_ = first;
+    transit_.clear();
+    for (std::size_t i = first; i < last; ++i) {
+      shortest_ = std::min(shortest_, step_.exchange[i].words());
+      transit_.push_back(transit_cycles(m_, step_.exchange[i]));
     }
-    if (best != placed) place_all(orders[best], base);
+    // Each order in turn, the first shortest kept (re-placed if a later one was tried).
+    // (Stopping once one reaches the rule bound saved less than the bound costs.)
+    std::vector<std::size_t> best_order;
+    std::uint32_t best_end = UINT32_MAX;
+    bool placed_best = false;
+    for (int o = 0; o < 4; ++o) {
+      std::vector<std::size_t> order = o == 0   ? priority_order(step_.exchange, first, last, m_)
+                                       : o == 1 ? rotated_order(step_.exchange, first, last, m_)
+                                                : round_order(step_.exchange, first, last, m_, o == 3);
+      if (order.empty()) continue;  // an order that does not apply
+      const std::uint32_t end = place_all(order, base);
+      placed_best = end < best_end;
+      if (placed_best) best_end = end, best_order = std::move(order);
+    }
+    if (!placed_best) place_all(best_order, base);
     add_selects(base);
     return best_end;
   }
 
   // Places pieces in `order` on empty lanes from cycle `base`; returns the last landing end.
   std::uint32_t place_all(const std::vector<std::size_t>& order, std::uint32_t base) {
-    for (Lane& l : senders_) l = Lane{};
-    for (Lane& l : receivers_) l = Lane{};
+    for (Lane& l : senders_) l.busy.clear(), l.dense = 0;  // keeping their memory
+    for (Lane& l : receivers_) l.busy.clear(), l.dense = 0;
     std::uint32_t end = base;
     for (std::size_t i : order) end = std::max(end, place(i, base));
     return end;
@@ -332,7 +339,7 @@ class PhaseScheduler {
   // Lands piece p at the earliest cycle its sender's lane and all its receivers allow.
   std::uint32_t place(std::size_t p, std::uint32_t base) {
     Transfer& t = step_.exchange[p];
-    const std::uint32_t transit = transit_cycles(m_, t), piece = static_cast<std::uint32_t>(p);
+    const std::uint32_t transit = transit_[p - first_], piece = static_cast<std::uint32_t>(p);
     std::uint64_t land = std::uint64_t(base) + transit;
     for (;;) {  // until the sender and every receiver take the same cycle
       std::uint64_t next = sender_fit(senders_[t.source.tile], t.words(), land - transit) + transit;
@@ -368,7 +375,9 @@ class PhaseScheduler {
   const target::MachineDescription& m_;
   Superstep& step_;
   std::vector<Lane> senders_, receivers_;
-  std::uint32_t shortest_ = 0;
+  std::uint32_t shortest_ = 0;       // the section's shortest piece, in words
+  std::size_t first_ = 0;            // its first piece
+  std::vector<std::uint32_t> transit_;  // each of its pieces' transit
 };
 
 }  // namespace
