@@ -227,6 +227,39 @@ std::vector<std::size_t> round_order(const std::vector<Transfer>& x, std::size_t
   return order;
 }
 
+// A fifth order, for multicasts: rounds by greedy colouring, widest pieces first, each
+// into the first round in which none of its tiles (sender or receivers) is used yet,
+// then round by round: like-sized multicasts whose receiver sets overlap take turns
+// in rounds instead of waiting on each other piece by piece.
+std::vector<std::size_t> multicast_round_order(const std::vector<Transfer>& x, std::size_t first, std::size_t last,
+                                               const target::MachineDescription& m) {
+  std::vector<std::size_t> pieces(last - first);
+  std::iota(pieces.begin(), pieces.end(), first);
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [&](std::size_t p, std::size_t q) { return x[p].destinations.size() > x[q].destinations.size(); });
+  std::vector<std::vector<bool>> used;  // per round, per tile
+  std::vector<std::size_t> round(x.size(), 0), lowest(m.tiles, 0);  // each tile's first free round
+  auto mark = [&](std::size_t r, std::uint32_t tile) {
+    used[r][tile] = true;
+    while (lowest[tile] < used.size() && used[lowest[tile]][tile]) ++lowest[tile];
+  };
+  for (std::size_t p : pieces) {
+    std::size_t r = lowest[x[p].source.tile];
+    for (const Endpoint& d : x[p].destinations) r = std::max(r, lowest[d.tile]);
+    for (;; ++r) {
+      if (r == used.size()) used.emplace_back(m.tiles, false);
+      bool free = !used[r][x[p].source.tile];
+      for (const Endpoint& d : x[p].destinations) free = free && !used[r][d.tile];
+      if (free) break;
+    }
+    round[p] = r;
+    mark(r, x[p].source.tile);
+    for (const Endpoint& d : x[p].destinations) mark(r, d.tile);
+  }
+  std::stable_sort(pieces.begin(), pieces.end(), [&](std::size_t p, std::size_t q) { return round[p] < round[q]; });
+  return pieces;
+}
+
 class PhaseScheduler {
  public:
   PhaseScheduler(const target::MachineDescription& m, Superstep& step)
@@ -262,9 +295,10 @@ class PhaseScheduler {
     std::vector<std::size_t> best_order;
     std::uint32_t best_end = UINT32_MAX;
     bool placed_best = false;
-    for (int o = 0; o < 4; ++o) {
+    for (int o = 0; o < 5; ++o) {
       std::vector<std::size_t> order = o == 0   ? priority_order(step_.exchange, first, last, m_)
                                        : o == 1 ? rotated_order(step_.exchange, first, last, m_)
+                                       : o == 4 ? multicast_round_order(step_.exchange, first, last, m_)
                                                 : round_order(step_.exchange, first, last, m_, o == 3);
       if (order.empty()) continue;  // an order that does not apply
       const std::uint32_t end = place_all(order, base);

@@ -155,5 +155,5 @@ TEST(ExchangePacking, RowAndColumnMulticastsOfAGrid) {
   const std::uint32_t run = 8 * 32 + 7 * m().pointer_switch_cycles;
   const std::uint32_t serial = m().transit_cycles(15) + 2 * (4 * run + 3 * m().source_switch_cycles);
   EXPECT_GE(p.steps[0].exchange_cycles, compiler::exchange_bounds(m(), p.steps[0]).rule_bound);
-  EXPECT_LE(double(p.steps[0].exchange_cycles), 1.3 * serial);  // the append-only scheduler took 1.51x
+  EXPECT_LE(double(p.steps[0].exchange_cycles), 1.15 * serial);  // append-only: 1.51x; without rounds of multicasts 1.26x
 }
