@@ -158,28 +158,28 @@ std::vector<std::size_t> rotated_order(const std::vector<Transfer>& x, std::size
 
 constexpr std::size_t kMaxRoundTable = std::size_t(1) << 22;  // 16 MiB of colour slots
 
-// Two more orders, for sections of unicasts only: the pieces as a bipartite multigraph of
-// senders and receivers, edge-coloured with as many colours as the busiest tile has edges
-// (Konig's theorem; alternating paths swap two colours where the greedy choice clashes),
-// then colour by colour. Each colour is a matching, a round in which no tile sends or
-// receives twice, so edges of like sizes land in rounds without waiting. An edge is one
-// piece, or (`by_pair`) all the pieces of one sender to one receiver in destination
-// order, so that they continue each other. Empty when a piece has several receivers.
+// An order for sections of unicasts only: the pieces as a bipartite multigraph of senders
+// and receivers, one edge per sender-receiver pair (all its pieces in destination order,
+// so they continue each other), edge-coloured with as many colours as the busiest tile
+// has edges (Konig's theorem; alternating paths swap two colours where the greedy choice
+// clashes), then colour by colour. Each colour is a matching, a round in which no tile
+// sends or receives twice, so edges of like sizes land in rounds without waiting. Empty
+// when a piece has several receivers. (Colouring single pieces instead never did better
+// on the main job.)
 std::vector<std::size_t> round_order(const std::vector<Transfer>& x, std::size_t first, std::size_t last,
-                                     const target::MachineDescription& m, bool by_pair) {
+                                     const target::MachineDescription& m) {
   for (std::size_t i = first; i < last; ++i)
     if (x[i].destinations.size() != 1) return {};
   auto receiver = [&](std::size_t i) { return x[i].destinations.front().tile; };
   std::vector<std::size_t> pieces(last - first);
   std::iota(pieces.begin(), pieces.end(), first);
-  if (by_pair)
-    std::stable_sort(pieces.begin(), pieces.end(), [&](std::size_t p, std::size_t q) {
-      const Endpoint &a = x[p].destinations.front(), &b = x[q].destinations.front();
-      return std::tie(x[p].source.tile, a.tile, a.allocation, a.offset) < std::tie(x[q].source.tile, b.tile, b.allocation, b.offset);
-    });
+  std::stable_sort(pieces.begin(), pieces.end(), [&](std::size_t p, std::size_t q) {
+    const Endpoint &a = x[p].destinations.front(), &b = x[q].destinations.front();
+    return std::tie(x[p].source.tile, a.tile, a.allocation, a.offset) < std::tie(x[q].source.tile, b.tile, b.allocation, b.offset);
+  });
   std::vector<std::size_t> edge_start;  // edge e: pieces[edge_start[e], edge_start[e + 1])
   for (std::size_t k = 0; k < pieces.size(); ++k)
-    if (!by_pair || k == 0 || x[pieces[k]].source.tile != x[pieces[k - 1]].source.tile ||
+    if (k == 0 || x[pieces[k]].source.tile != x[pieces[k - 1]].source.tile ||
         receiver(pieces[k]) != receiver(pieces[k - 1]))
       edge_start.push_back(k);
   const std::size_t edges = edge_start.size(), vertices = 2 * std::size_t(m.tiles);
@@ -227,7 +227,7 @@ std::vector<std::size_t> round_order(const std::vector<Transfer>& x, std::size_t
   return order;
 }
 
-// A fifth order, for multicasts: rounds by greedy colouring, widest pieces first, each
+// A fourth order, for multicasts: rounds by greedy colouring, widest pieces first, each
 // into the first round in which none of its tiles (sender or receivers) is used yet,
 // then round by round: like-sized multicasts whose receiver sets overlap take turns
 // in rounds instead of waiting on each other piece by piece.
@@ -295,11 +295,11 @@ class PhaseScheduler {
     std::vector<std::size_t> best_order;
     std::uint32_t best_end = UINT32_MAX;
     bool placed_best = false;
-    for (int o = 0; o < 5; ++o) {
+    for (int o = 0; o < 4; ++o) {
       std::vector<std::size_t> order = o == 0   ? priority_order(step_.exchange, first, last, m_)
                                        : o == 1 ? rotated_order(step_.exchange, first, last, m_)
-                                       : o == 4 ? multicast_round_order(step_.exchange, first, last, m_)
-                                                : round_order(step_.exchange, first, last, m_, o == 3);
+                                       : o == 2 ? round_order(step_.exchange, first, last, m_)
+                                                : multicast_round_order(step_.exchange, first, last, m_);
       if (order.empty()) continue;  // an order that does not apply
       const std::uint32_t end = place_all(order, base);
       placed_best = end < best_end;

@@ -22,8 +22,8 @@ void split_local_copies(CompiledProgram& program);
 // the earliest cycle its sender's lane and all its receivers (with their control gaps)
 // allow; of up to four placement orders the shortest schedule is kept (busiest tiles
 // first; rotated round robin over senders; for unicast waves, edge-coloured rounds of
-// pieces and of sender-receiver pairs). Steps run in parallel; the result does not
-// depend on the thread count.
+// sender-receiver pairs; greedy rounds of multicasts). Steps run in parallel; the result
+// does not depend on the thread count.
 void schedule_exchange(CompiledProgram& program, const target::MachineDescription& machine);
 
 // Cycles a multicast takes from its sender's lane to its farthest receiver.
