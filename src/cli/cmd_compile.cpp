@@ -12,7 +12,7 @@
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
 #include "compiler/program_walk.hpp"
-#include "compiler/distribution.hpp"
+#include "compiler/exchange_bounds.hpp"
 #include "package/program_codec.hpp"
 #include <algorithm>
 #include "support/atomic_file.hpp"
@@ -123,19 +123,20 @@ struct CompileCommand {
       const auto costs = compiler::step_costs(machine, p);
       for (std::size_t i = 0; i < p.steps.size(); ++i) {
         const auto& c = costs[i];
-        const auto load = compiler::exchange_load(p.steps[i].exchange, machine.tiles);
-        const auto max_rx = *std::max_element(load.received_bytes.begin(), load.received_bytes.end());
+        const auto bounds = compiler::exchange_bounds(machine, p.steps[i]);
         rows.push_back({{"step", i},
                         {"label", p.steps[i].label},
                         {"in_loop", compiler::in_loop(p, static_cast<std::uint32_t>(i))},
                         {"kernel_calls", p.steps[i].compute.size()},
                         {"compute_cycles", c.compute},
                         {"transfers", p.steps[i].exchange.size()},
+                        {"waves", p.steps[i].waves},
                         {"exchange_cycles", c.exchange},
-                        {"max_received_bytes", max_rx},
-                        // the payload floor the schedule is measured against: one word per cycle in
-                        {"receive_floor_cycles", (max_rx + machine.exchange_receive_bytes_per_cycle - 1) /
-                                                     machine.exchange_receive_bytes_per_cycle},
+                        // the payload floors the schedule is measured against: one word per cycle in, one out
+                        {"receive_floor_cycles", bounds.receive_floor},
+                        {"send_floor_cycles", bounds.send_floor},
+                        {"floor_cycles", bounds.floor()},
+                        {"rule_bound_cycles", bounds.rule_bound},
                         {"local_copies", p.steps[i].local_copies.size()}});
       }
       j["steps"] = rows;
@@ -160,14 +161,18 @@ struct CompileCommand {
       out << key << ": " << text_value(value) << "\n";
     }
     if (!j.contains("steps")) return;
-    out << "step  label                                    loop  calls  compute cycles  transfers  exchange cycles\n";
+    out << "step  label                                    loop  calls  compute cycles  transfers  exchange cycles"
+           "  floor cycles  ratio\n";
     for (const auto& row : j["steps"]) {
+      const auto floor = row["floor_cycles"].get<std::uint64_t>(), exchange = row["exchange_cycles"].get<std::uint64_t>();
+      char ratio[16] = "";
+      if (floor > 0) std::snprintf(ratio, sizeof ratio, "%.2f", double(exchange) / double(floor));
       char line[256];
-      std::snprintf(line, sizeof line, "%4llu  %-40s %4s %6s %15s %10s %16s\n",
+      std::snprintf(line, sizeof line, "%4llu  %-40s %4s %6s %15s %10s %16s %13s %6s\n",
                     (unsigned long long)row["step"].get<std::uint64_t>(), row["label"].get<std::string>().substr(0, 40).c_str(),
                     row["in_loop"].get<bool>() ? "yes" : "", text_value(row["kernel_calls"]).c_str(),
                     text_value(row["compute_cycles"]).c_str(), text_value(row["transfers"]).c_str(),
-                    text_value(row["exchange_cycles"]).c_str());
+                    text_value(row["exchange_cycles"]).c_str(), floor ? text_value(row["floor_cycles"]).c_str() : "", ratio);
       out << line;
     }
   }

@@ -18,9 +18,12 @@ namespace tilevit::compiler {
 void split_local_copies(CompiledProgram& program);
 
 // Sets every transfer's send_cycle and land_cycle, each step's select events and its
-// exchange_cycles. Deterministic: append-only earliest-start list scheduling per wave,
-// pieces in (sender, rotated first receiver, destination) order so a receiver takes
-// each sender's pieces as one run.
+// exchange_cycles. Deterministic list scheduling with backfilling per wave: each piece at
+// the earliest cycle its sender's lane and all its receivers (with their control gaps)
+// allow; of up to four placement orders the shortest schedule is kept (busiest tiles
+// first; rotated round robin over senders; for unicast waves, edge-coloured rounds of
+// sender-receiver pairs; greedy rounds of multicasts). Steps run in parallel; the result
+// does not depend on the thread count.
 void schedule_exchange(CompiledProgram& program, const target::MachineDescription& machine);
 
 // Cycles a multicast takes from its sender's lane to its farthest receiver.
