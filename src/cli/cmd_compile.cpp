@@ -9,6 +9,7 @@
 #include "cli/model_options.hpp"
 #include "cli/plan_search_flags.hpp"
 #include "cli/profile_options.hpp"
+#include "compiler/calibration_coverage.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
 #include "compiler/program_walk.hpp"
@@ -117,29 +118,7 @@ struct CompileCommand {
     j["kernel_calibration"] = coverage_json(coverage);
     if (kernels) j["kernel_maxima"] = kernel_maxima_json(compiler::kernel_maxima(machine, compiled.executable.program));
     if (planned.report) j["optimization"] = *planned.report;
-    if (steps) {
-      const auto& p = compiled.executable.program;
-      nlohmann::json rows = nlohmann::json::array();
-      const auto costs = compiler::step_costs(machine, p);
-      for (std::size_t i = 0; i < p.steps.size(); ++i) {
-        const auto& c = costs[i];
-        const auto load = compiler::exchange_load(p.steps[i].exchange, machine.tiles);
-        const auto max_rx = *std::max_element(load.received_bytes.begin(), load.received_bytes.end());
-        rows.push_back({{"step", i},
-                        {"label", p.steps[i].label},
-                        {"in_loop", compiler::in_loop(p, static_cast<std::uint32_t>(i))},
-                        {"kernel_calls", p.steps[i].compute.size()},
-                        {"compute_cycles", c.compute},
-                        {"transfers", p.steps[i].exchange.size()},
-                        {"exchange_cycles", c.exchange},
-                        {"max_received_bytes", max_rx},
-                        // the payload floor the schedule is measured against: one word per cycle in
-                        {"receive_floor_cycles", (max_rx + machine.exchange_receive_bytes_per_cycle - 1) /
-                                                     machine.exchange_receive_bytes_per_cycle},
-                        {"local_copies", p.steps[i].local_copies.size()}});
-      }
-      j["steps"] = rows;
-    }
+    if (steps) j["steps"] = steps_json(machine, compiled.executable.program);
     // With the package on standard output, the report goes to stderr.
     std::ostream& report = package == "-" || write_plan == "-" ? std::cerr : std::cout;
     if (json) {
@@ -150,6 +129,76 @@ struct CompileCommand {
       report << compiler::coverage_text(coverage) << "\n";
     }
     return kExitOk;
+  }
+
+  // Cycles a phase needs at least through its busiest port, one word per cycle each way: the
+  // most words one tile receives or sends (a multicast is sent once). `floor_cycles` is that over the
+  // whole phase; `wave_floor_cycles` the sum of it over the phase's waves, which run in
+  // sequence (exchange_waves.hpp).
+  struct ExchangeFloors {
+    std::uint64_t received_bytes = 0, receive = 0, phase = 0, waves = 0;
+    std::uint32_t wave_count = 0;
+  };
+  static ExchangeFloors exchange_floors(const target::MachineDescription& machine,
+                                        const std::vector<compiler::Transfer>& transfers) {
+    const auto cycles = [](std::uint64_t bytes, std::uint64_t per_cycle) { return (bytes + per_cycle - 1) / per_cycle; };
+    // {receive floor, floor of the busier direction}
+    const auto busiest_port_words = [&](const compiler::ExchangeLoad& load) {
+      const auto rx = cycles(*std::max_element(load.received_bytes.begin(), load.received_bytes.end()),
+                             machine.exchange_receive_bytes_per_cycle);
+      const auto tx = cycles(*std::max_element(load.sent_bytes.begin(), load.sent_bytes.end()),
+                             machine.exchange_send_bytes_per_cycle);
+      return std::pair{rx, std::max(rx, tx)};
+    };
+    ExchangeFloors out;
+    const compiler::ExchangeLoad load = compiler::exchange_load(transfers, machine.tiles);
+    out.received_bytes = *std::max_element(load.received_bytes.begin(), load.received_bytes.end());
+    const auto [rx, both] = busiest_port_words(load);
+    out.receive = rx;
+    out.phase = both;
+    std::uint32_t waves = 0;
+    for (const auto& t : transfers) waves = std::max(waves, t.wave + 1);
+    out.wave_count = waves;
+    std::vector<std::vector<compiler::Transfer>> per_wave(waves);
+    for (const auto& t : transfers) per_wave[t.wave].push_back(t);
+    for (const auto& wave : per_wave) out.waves += busiest_port_words(compiler::exchange_load(wave, machine.tiles)).second;
+    return out;
+  }
+
+  // One row per superstep: its modelled cycles (compute by kind on the slowest tile,
+  // exchange as scheduled, phase overhead) and the exchange's floors.
+  static nlohmann::json steps_json(const target::MachineDescription& machine, const compiler::CompiledProgram& p) {
+    nlohmann::json rows = nlohmann::json::array();
+    const auto costs = compiler::step_costs(machine, p);
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+      const auto& c = costs[i];
+      const auto& step = p.steps[i];
+      const ExchangeFloors floors = exchange_floors(machine, step.exchange);
+      const compiler::StepCoverage slowest = compiler::slowest_tile_coverage(machine, step);
+      nlohmann::json kinds = nlohmann::json::object();
+      for (std::size_t k = 0; k < compiler::kKernelKinds; ++k)
+        if (slowest.kinds[k].cycles > 0)
+          kinds[std::string(compiler::kernel_name(static_cast<compiler::KernelKind>(k)))] = slowest.kinds[k].cycles;
+      rows.push_back({{"step", i},
+                      {"label", step.label},
+                      {"in_loop", compiler::in_loop(p, static_cast<std::uint32_t>(i))},
+                      {"kernel_calls", step.compute.size()},
+                      {"compute_cycles", c.compute},
+                      {"compute_uncalibrated_cycles", c.compute_uncalibrated},
+                      {"kind_cycles", kinds},
+                      {"local_copy_cycles", slowest.local_copy_cycles},
+                      {"transfers", step.exchange.size()},
+                      {"waves", floors.wave_count},
+                      {"exchange_cycles", c.exchange},
+                      {"sync_cycles", c.sync},
+                      {"max_received_bytes", floors.received_bytes},
+                      // the payload floors the schedule is measured against: one word per cycle in
+                      {"receive_floor_cycles", floors.receive},
+                      {"floor_cycles", floors.phase},
+                      {"wave_floor_cycles", floors.waves},
+                      {"local_copies", step.local_copies.size()}});
+    }
+    return rows;
   }
 
   // One "name: value" line per figure (numbers with thousands separators, strings bare),
