@@ -43,6 +43,8 @@ echo "fidelity: the original's shard shapes (bench/seed_shards.sh) on both machi
 for machine in c600 c600-2026-09-13; do
   bench/seed_shards.sh "$machine" "$kernels" > "$out/seed-shards-$machine.txt"
   cp bench/out/seed-shards-table.json "$out/seed-shards-$machine.json"
+  cp bench/out/seed-shards.json "$out/seed-plan-$machine.json"
+  cp bench/out/seed-pv-shards.json "$out/seed-pv-plan-$machine.json"
 done
 
 if [ "$run" = 1 ]; then

@@ -20,7 +20,7 @@ mkdir -p bench/out
 # One attention split fixes QK^T and P.V together (a key block feeds both), so the original's
 # two attention shapes need two plans: QK^T 81 rows x 80 keys, P.V 49 rows x 128 keys.
 for plan in seed-shards seed-pv-shards; do
-  "$bin" compile "${machine_flag[@]}" --plan "bench/plans/so400m-$plan.json" --kernels --json \
+  "$bin" compile "${machine_flag[@]}" --plan "bench/plans/so400m-$plan.json" --kernels --steps --json \
     > "bench/out/$plan.json" 2>/dev/null
 done
 "$bin" machine "${machine_flag[@]}" --json > bench/out/seed-machine.json
