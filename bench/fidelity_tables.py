@@ -26,7 +26,7 @@ cost = {m: load(f"cost-check-{m}.json") for m, _ in MACHINES}
 fits = {m: load(f"fit-{m}.json") for m, _ in MACHINES}
 machine = load("machine-c600.json")
 compiled = load("compile-t1.json")
-compiled2 = load("compile-t2.json")
+compiles = {t: [c for c in (load(f"compile-t{t}-{r}.json") for r in (1, 2, 3)) if c] for t in (1, 2)}
 run = load("run.json")
 
 # The original's whole-model and per-layer figures (SEED.md, MACHINE.md).
@@ -248,12 +248,13 @@ def phase_table():
         total_floor += f
         total_sched += s["exchange_cycles"]
         rows.append([s["step"], s["label"], n(s["transfers"]), s["waves"], n(s["receive_floor_cycles"]), n(f),
-                     n(s["wave_floor_cycles"]), n(s["exchange_cycles"]), f"{ratio:.2f}", n(s["sync_cycles"]),
+                     n(s["wave_floor_cycles"]), n(s["exchange_cycles"]), n(s["exchange_cycles"] - f), f"{ratio:.2f}",
+                     n(s["sync_cycles"]),
                      n(s["compute_cycles"])])
     print(table(["step", "phase", "transfers", "waves", "receive floor", "floor", "wave floor", "scheduled",
-                 "ratio", "overhead", "compute before"], rows))
+                 "scheduled - floor", "ratio", "overhead", "compute before"], rows))
     big = [r for r in rows if int(r[5].replace(",", "")) >= 2000]
-    big_ratios = [float(r[8]) for r in big]
+    big_ratios = [float(r[9]) for r in big]
     print(f"{len(rows)} exchanging phases per layer: scheduled {n(total_sched)} against a floor sum of "
           f"{n(total_floor)} (x{total_sched / total_floor:.2f}); ratio median {statistics.median(ratios):.2f} "
           f"({min(ratios):.2f}-{max(ratios):.2f}); the {len(big)} phases with a floor of 2,000 words or more: median "
@@ -297,11 +298,16 @@ def seed_shards():
 
 def compile_and_run():
     print("### Compile time, determinism and the main-job run\n")
-    rows = [[f"compile --threads {t}", f"{c['compile_seconds']:.2f} s", c["package_sha256"][:16] + "...",
-             n(c["package_bytes"]) + " B"] for t, c in ((1, compiled), (2, compiled2)) if c]
-    same = compiled2 and compiled["package_sha256"] == compiled2["package_sha256"]
-    print(table(["command", "time", "package SHA-256", "size"], rows))
-    print(f"Packages at --threads 1 and 2: {'byte-identical' if same else 'DIFFERENT'}.\n")
+    rows, shas = [], set()
+    for t, runs in compiles.items():
+        times = sorted(c["compile_seconds"] for c in runs)
+        shas |= {c["package_sha256"] for c in runs}
+        rows.append([f"`compile --profile --threads {t}`", f"median {statistics.median(times):.2f} s of {len(times)} ("
+                     + ", ".join(f"{x:.2f}" for x in times) + ")", ", ".join(sorted({c["package_sha256"][:16] for c in runs})),
+                     n(runs[0]["package_bytes"]) + " B"])
+    print(table(["command", "compile time", "package SHA-256 (first 16 digits)", "size"], rows))
+    print(f"Packages of the {sum(len(r) for r in compiles.values())} compiles: "
+          f"{'byte-identical' if len(shas) == 1 else 'DIFFERENT'} ({', '.join(sorted(shas))}).\n")
     if not run:
         print("(main-job run skipped: --no-run)\n")
         return
@@ -315,6 +321,10 @@ def compile_and_run():
              " / ".join(f"{h / 1000:.2f} s" for h in host), f"median {statistics.median(host) / 1000:.2f} s"],
             ["kernel cycles calibrated", pct(100 * run["kernel_calibration"]["calibrated_share"]), ""]]
     print(table(["`tilevit run --out DIR --json` (3 calls)", "value", ""], rows))
+    load_path = os.path.join(out_dir, "load-before-run.txt")
+    if os.path.exists(load_path):
+        print(f"Host load average before the run (1, 5, 15 min): {open(load_path).read().strip()} on "
+              f"{os.cpu_count()} CPUs; host times scale with it.\n")
 
 
 header()
