@@ -6,16 +6,18 @@
 # determinism at --threads 1 and 2, and one main-job run (3 calls: device cycles, cosine,
 # host time per call). Writes bench/out/fidelity/ (the JSON of every command) and
 # bench/out/fidelity.md; --update-doc also replaces the generated part of docs/FIDELITY.md.
-# Usage: bench/fidelity.sh [--no-run] [--update-doc] [KERNELS_JSON]
-#   --no-run      skip the main-job run (about 35 s alone on 2 cores; the rest takes ~15 s)
+# Usage: bench/fidelity.sh [--no-run] [--tables-only] [--update-doc] [KERNELS_JSON]
+#   --no-run       skip the main-job run (about 35 s alone on 2 cores; the rest takes ~30 s)
+#   --tables-only  run no command: remake the tables from bench/out/fidelity/ (same commit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run=1 update_doc=0 kernels=../shared/reference/measurements/kernels.json
+run=1 update_doc=0 collect=1 kernels=../shared/reference/measurements/kernels.json
 for arg in "$@"; do
   case "$arg" in
     --no-run) run=0 ;;
     --update-doc) update_doc=1 ;;
-    -*) echo "usage: bench/fidelity.sh [--no-run] [--update-doc] [KERNELS_JSON]" >&2; exit 2 ;;
+    --tables-only) collect=0 ;;
+    -*) echo "usage: bench/fidelity.sh [--no-run] [--tables-only] [--update-doc] [KERNELS_JSON]" >&2; exit 2 ;;
     *) kernels=$arg ;;
   esac
 done
@@ -23,43 +25,55 @@ bin=./build/tilevit
 [ -x "$bin" ] || { echo "build first: bash scripts/setup.sh" >&2; exit 2; }
 [ -f "$kernels" ] || { echo "$kernels: not found (argument: kernels.json)" >&2; exit 2; }
 out=bench/out/fidelity
-mkdir -p "$out"
-rm -f "$out"/*.json
+collect() {
+  mkdir -p "$out"
+  rm -f "$out"/*.json
 
-echo "fidelity: cost-check, fits, machines" >&2
-for machine in c600 c600-2026-09-13; do
-  "$bin" cost-check "$kernels" --machine "$machine" --json > "$out/cost-check-$machine.json"
-  "$bin" cost-check "$kernels" --machine "$machine" --fit --json > "$out/fit-$machine.json"
-  "$bin" machine --machine "$machine" --json > "$out/machine-$machine.json"
-done
-
-# --profile: the package `tilevit run` builds by default (profiling buffers reserved)
-echo "fidelity: main job compiled 3 times at --threads 1 and 2" >&2
-for round in 1 2 3; do
-  for threads in 1 2; do
-    "$bin" compile --profile --threads "$threads" --steps --kernels --json > "$out/compile-t$threads-$round.json" 2>/dev/null
+  echo "fidelity: cost-check, fits, machines" >&2
+  for machine in c600 c600-2026-09-13; do
+    "$bin" cost-check "$kernels" --machine "$machine" --json > "$out/cost-check-$machine.json"
+    "$bin" cost-check "$kernels" --machine "$machine" --fit --json > "$out/fit-$machine.json"
+    "$bin" machine --machine "$machine" --json > "$out/machine-$machine.json"
   done
-done
-cp "$out/compile-t1-1.json" "$out/compile-t1.json"
+  # The older, undated 20-point file beside kernels.json: a cross-check, never fitted.
+  calibration=$(dirname "$(dirname "$kernels")")/calibration.json
+  [ -f "$calibration" ] && "$bin" cost-check "$calibration" --json > "$out/cost-check-calibration.json"
 
-echo "fidelity: the original's shard shapes (bench/seed_shards.sh) on both machines" >&2
-for machine in c600 c600-2026-09-13; do
-  bench/seed_shards.sh "$machine" "$kernels" > "$out/seed-shards-$machine.txt"
-  cp bench/out/seed-shards-table.json "$out/seed-shards-$machine.json"
-  cp bench/out/seed-shards.json "$out/seed-plan-$machine.json"
-  cp bench/out/seed-pv-shards.json "$out/seed-pv-plan-$machine.json"
-done
+  # --profile: the package `tilevit run` builds by default (profiling buffers reserved)
+  echo "fidelity: main job compiled 3 times at --threads 1 and 2" >&2
+  for round in 1 2 3; do
+    for threads in 1 2; do
+      "$bin" compile --profile --threads "$threads" --steps --kernels --json > "$out/compile-t$threads-$round.json" 2>/dev/null
+    done
+  done
+  cp "$out/compile-t1-1.json" "$out/compile-t1.json"
 
-if [ "$run" = 1 ]; then
-  echo "fidelity: main job, 3 calls (tilevit run)" >&2
-  rm -rf "$out/run"
-  cut -d' ' -f1-3 /proc/loadavg > "$out/load-before-run.txt"
-  "$bin" run --out "$out/run" --json > "$out/run.json" 2>/dev/null
+  echo "fidelity: the original's shard shapes (bench/seed_shards.sh) on both machines" >&2
+  for machine in c600 c600-2026-09-13; do
+    bench/seed_shards.sh "$machine" "$kernels" > "$out/seed-shards-$machine.txt"
+    cp bench/out/seed-shards-table.json "$out/seed-shards-$machine.json"
+    cp bench/out/seed-shards.json "$out/seed-plan-$machine.json"
+    cp bench/out/seed-pv-shards.json "$out/seed-pv-plan-$machine.json"
+  done
+
+  if [ "$run" = 1 ]; then
+    echo "fidelity: main job, 3 calls (tilevit run)" >&2
+    rm -rf "$out/run"
+    cut -d' ' -f1-3 /proc/loadavg > "$out/load-before-run.txt"
+    "$bin" run --out "$out/run" --json > "$out/run.json" 2>/dev/null
+  fi
+
+  commit=$(git rev-parse --short=12 HEAD)
+  git diff --quiet HEAD -- src bench tests CMakeLists.txt 2>/dev/null || commit="$commit + uncommitted changes"
+  echo "$commit, collected $(date -u '+%Y-%m-%d %H:%M') UTC" > "$out/commit.txt"
+}
+
+if [ "$collect" = 1 ]; then
+  collect
+else
+  [ -f "$out/commit.txt" ] || { echo "$out: nothing collected yet (run without --tables-only)" >&2; exit 2; }
 fi
-
-commit=$(git rev-parse --short=12 HEAD)
-git diff --quiet HEAD -- src bench tests CMakeLists.txt 2>/dev/null || commit="$commit + uncommitted changes"
-/usr/bin/python3 bench/fidelity_tables.py "$out" "$kernels" "$commit" > bench/out/fidelity.md
+/usr/bin/python3 bench/fidelity_tables.py "$out" "$kernels" "$(cat "$out/commit.txt")" > bench/out/fidelity.md
 cat bench/out/fidelity.md
 if [ "$update_doc" = 1 ]; then
   /usr/bin/python3 - docs/FIDELITY.md bench/out/fidelity.md <<'EOF'
