@@ -125,6 +125,17 @@ def error_tables():
         rows.append(row)
     print(table(["kind", "09-11 fitted / held", "09-11 median / max abs error", "09-13 fitted / held",
                  "09-13 median / max abs error"], rows))
+    print("Fitted points (the sources of the coefficients above):\n")
+    rows = []
+    for m, g in MACHINES:
+        for k in cost[m]["kinds"]:
+            for p in k["points"]:
+                if p["use"] == "fitted":
+                    e = measurements[p["index"]]
+                    dims = ", ".join(f"{key} {v}" for key, v in p["dims"].items())
+                    rows.append([g, p["index"], k["kind"], p["kernel"], p["date"] + (" (note)" if p["from_note"] else ""),
+                                 f"note \"{e.get('note', '')}\"" if p["from_note"] else e.get("mode", ""), dims, n(p["measured"]), n(p["predicted"]), f"{p['error_percent']:+.2f}%"])
+    print(table(["generation", "entry", "kind", "kernel", "date", "mode", "dims", "measured", "modelled", "error"], rows))
     print("Held-out points (compared, never fitted):\n")
     rows = []
     for m, g in MACHINES:
