@@ -170,6 +170,35 @@ def softmax_table():
              "inside the phase, which a one-tile kernel cost does not." if held else "") + "\n")
 
 
+def gemm_fp8_leave_one_out():
+    """The one over-determined fit: refit gemm_fp8 without each point and predict it.
+
+    The formula is COST_MODEL.md's (base + P (per_row R + per_panel), P = FP8 panels), fitted
+    as cost_fit.cpp fits it: least squares on relative error."""
+    print("### gemm_fp8 leave-one-out (each point predicted by a fit on the others)\n")
+    import numpy
+    rows = []
+    for m, g in MACHINES:
+        costs = load(f"machine-{m}.json")["costs"]
+        kind = next(k for k in cost[m]["kinds"] if k["kind"] == "gemm_fp8")
+        points = [p for p in kind["points"] if p["use"] == "fitted"]
+
+        def terms(p):
+            d = p["dims"]
+            panels = (-(-d["inner"] // costs["gemm_fp8_panel_inner"])) * (-(-d["columns"] // costs["gemm_fp8_panel_columns"]))
+            return [1.0, panels * d["rows"], panels]
+        for left in points:
+            rest = [p for p in points if p is not left]
+            a = numpy.array([[t / p["measured"] for t in terms(p)] for p in rest])
+            x = numpy.linalg.lstsq(a, numpy.ones(len(rest)), rcond=None)[0]
+            predicted = float(numpy.dot(x, terms(left)))
+            rows.append([g, left["index"], left["kernel"], "x".join(str(left["dims"][k]) for k in ("rows", "inner", "columns")),
+                         n(left["measured"]), n(round(predicted)),
+                         f"{100 * (predicted - left['measured']) / left['measured']:+.2f}%"])
+    print(table(["generation", "entry", "kernel", "rows x inner x columns", "measured", "predicted without it", "error"],
+                rows))
+
+
 def calibration_cross_check():
     flat = load("cost-check-calibration.json")
     if not flat:
@@ -359,6 +388,7 @@ header()
 coefficient_tables()
 error_tables()
 softmax_table()
+gemm_fp8_leave_one_out()
 calibration_cross_check()
 exchange_rules()
 main_job()
