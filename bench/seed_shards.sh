@@ -20,7 +20,7 @@ mkdir -p bench/out
 # One attention split fixes QK^T and P.V together (a key block feeds both), so the original's
 # two attention shapes need two plans: QK^T 81 rows x 80 keys, P.V 49 rows x 128 keys.
 for plan in seed-shards seed-pv-shards; do
-  "$bin" compile "${machine_flag[@]}" --plan "bench/plans/so400m-$plan.json" --kernels --json \
+  "$bin" compile "${machine_flag[@]}" --plan "bench/plans/so400m-$plan.json" --kernels --steps --json \
     > "bench/out/$plan.json" 2>/dev/null
 done
 "$bin" machine "${machine_flag[@]}" --json > bench/out/seed-machine.json
@@ -47,6 +47,7 @@ print(f"machine {machine['name']} (kernel generation: {generation}); modelled = 
       f"seed-shards {plans['seed-shards']['estimated_cycles']:,}, seed-pv-shards {plans['seed-pv-shards']['estimated_cycles']:,}")
 print(f"{'kernel':10} {'plan':15} {'our shape':12} {'modelled':>9} {'whole call':>10} {'measured':>9} "
       f"{'their shape':14} {'date':17} {'diff':>7}  mode")
+table = []  # also written to bench/out/seed-shards-table.json
 for label, plan, (op, kind), (name, rows, keys) in ROWS:
     ours = [r for r in plans[plan]["kernel_maxima"] if r["operation"] == op and r["kind"] == kind]
     if len(ours) != 1:
@@ -56,10 +57,15 @@ for label, plan, (op, kind), (name, rows, keys) in ROWS:
     if not matches:
         sys.exit(f"{sys.argv[1]}: no measurement of {name} {rows} x {keys}")
     for m in matches:
+        entry = measurements.index(m)
         diff = 100.0 * (r["matrix_cycles"] - m["cycles"]) / m["cycles"]
         shape = m.get("shape", f"R{rows}/K{keys}")
         print(f"{label:10} {plan:15} {r['shape']:12} {r['matrix_cycles']:>9,} {r['max_cycles']:>10,} {m['cycles']:>9,} "
               f"{shape:14} {m['date']:17} {diff:>+6.1f}%  {m.get('mode', '')}")
+        table.append({"entry": entry, "label": label, "plan": plan, "shape": r["shape"], "modelled": r["matrix_cycles"],
+                      "whole_call": r["max_cycles"], "measured": m["cycles"], "their_shape": shape,
+                      "date": m["date"], "diff_percent": round(diff, 2), "mode": m.get("mode", "")})
+json.dump(table, open("bench/out/seed-shards-table.json", "w"), indent=1)
 print("our shapes: GEMM rows x inner x cols; attention queries x keys x head_dim (72, the original padded it to 80: "
       "the same number of 16-wide panels); 'whole call' adds the fused passes (row maxima, softmax) the original ran as "
       "separate kernels")

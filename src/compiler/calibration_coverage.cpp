@@ -12,18 +12,9 @@
 #include "target/kernel_costs.hpp"
 
 namespace tilevit::compiler {
-namespace {
-
-using PerKind = std::array<KindCoverage, kKernelKinds>;
-
-struct StepCoverage {
-  PerKind kinds{};
-  std::uint64_t local_copy_cycles = 0;
-};
-
 // The slowest tile's compute of one step, by kind, and its local copies: the tile
 // estimate_step charges (the first of the slowest), so the sums equal the step cost table's.
-StepCoverage slowest_tile_by_kind(const target::MachineDescription& m, const Superstep& s) {
+StepCoverage slowest_tile_coverage(const target::MachineDescription& m, const Superstep& s) {
   StepCoverage out;
   const auto busy = tile_compute_cycles(m, s);
   if (busy.empty()) return out;
@@ -41,8 +32,6 @@ StepCoverage slowest_tile_by_kind(const target::MachineDescription& m, const Sup
   return out;
 }
 
-}  // namespace
-
 double CalibrationCoverage::calibrated_share() const {
   if (compute_cycles == 0) return 1.0;
   return 1.0 - static_cast<double>(uncalibrated_cycles) / static_cast<double>(compute_cycles);
@@ -51,8 +40,8 @@ double CalibrationCoverage::calibrated_share() const {
 CalibrationCoverage calibration_coverage(const target::MachineDescription& m, const CompiledProgram& p) {
   std::vector<StepCoverage> per_step;
   per_step.reserve(p.steps.size());
-  for (const Superstep& s : p.steps) per_step.push_back(slowest_tile_by_kind(m, s));
-  PerKind total{};
+  for (const Superstep& s : p.steps) per_step.push_back(slowest_tile_coverage(m, s));
+  std::array<KindCoverage, kKernelKinds> total{};
   CalibrationCoverage out;
   walk_program(p, [&](std::uint32_t step, std::uint32_t) {
     for (std::size_t k = 0; k < kKernelKinds; ++k) {

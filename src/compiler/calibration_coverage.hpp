@@ -4,6 +4,7 @@
 // uncalibrated cycles (KernelKindInfo::uncalibrated_cycles), and per operation and kind
 // the longest call. Exchange and sync cycles come from machine rules, not kernel
 // measurements, and are not part of these figures. Read by compile, run and inspect.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,14 @@ struct CalibrationCoverage {
   double calibrated_share() const;
 };
 CalibrationCoverage calibration_coverage(const target::MachineDescription& machine, const CompiledProgram& program);
+
+// One superstep's slowest tile (the tile estimate_step charges): its compute by kind and
+// its local copy call, so that a step's figures add up to StepCost::compute.
+struct StepCoverage {
+  std::array<KindCoverage, kKernelKinds> kinds{};  // indexed by KernelKind
+  std::uint64_t local_copy_cycles = 0;
+};
+StepCoverage slowest_tile_coverage(const target::MachineDescription& machine, const Superstep& step);
 
 // One line, e.g. "kernel cycles: 98.7% calibrated of 1,234,567 (uncalibrated:
 // attention_combine 12,345, attention_scores 3,456); exchange and sync ...".

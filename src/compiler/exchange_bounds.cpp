@@ -46,6 +46,17 @@ std::uint64_t wave_rule_bound(const target::MachineDescription& m, const std::ve
   return bound;
 }
 
+// The busiest tile's words in or out over pieces [first, last) (a multicast sent once).
+static std::uint64_t wave_floor(const target::MachineDescription& m, const std::vector<Transfer>& pieces,
+                                std::size_t first, std::size_t last) {
+  std::vector<std::uint64_t> sent(m.tiles, 0), received(m.tiles, 0);
+  for (std::size_t i = first; i < last; ++i) {
+    sent.at(pieces[i].source.tile) += pieces[i].words();
+    for (const Endpoint& d : pieces[i].destinations) received.at(d.tile) += pieces[i].words();
+  }
+  return std::max(*std::max_element(sent.begin(), sent.end()), *std::max_element(received.begin(), received.end()));
+}
+
 ExchangeBounds exchange_bounds(const target::MachineDescription& m, const Superstep& step) {
   ExchangeBounds b;
   std::vector<std::uint64_t> sent(m.tiles, 0), received(m.tiles, 0);
@@ -60,6 +71,7 @@ ExchangeBounds exchange_bounds(const target::MachineDescription& m, const Supers
     std::size_t last = first;
     while (last < step.exchange.size() && step.exchange[last].wave == step.exchange[first].wave) ++last;
     b.rule_bound += (first == 0 ? 0 : m.section_join_cycles) + wave_rule_bound(m, step.exchange, first, last);
+    b.wave_floor += wave_floor(m, step.exchange, first, last);
     first = last;
   }
   return b;

@@ -16,6 +16,9 @@ struct ExchangeBounds {
   // of its pieces, a source select (27) per sender after the first, a pointer move (13)
   // per further non-contiguous run of one sender; waves summed with their joins (46).
   std::uint64_t rule_bound = 0;
+  // The payload floor of each wave (busiest tile's words in or out) summed: waves run in
+  // sequence, so this is the floor of the phase as split into waves.
+  std::uint64_t wave_floor = 0;
   std::uint64_t floor() const { return receive_floor > send_floor ? receive_floor : send_floor; }
 };
 

@@ -86,6 +86,10 @@ std::vector<Measurement> parse_calibration(std::string_view json_text, const std
       m.call.dims.push_back(integer(dim, 0, kMaxDim));
     }
     m.cycles = integer("cycles", 1, kMaxCycles);
+    // A free-text remark on the measurement (the reference copy explains its softmax point).
+    allowed.push_back("note");
+    if (entry.contains("note") && !entry.at("note").is_string())
+      throw field_error("note", "expected a string, got " + type_of(entry.at("note")));
     for (const auto& [key, value] : entry.items())
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
         throw field_error(key, "unknown field for kernel " + std::string(to_string(m.call.kernel)));

@@ -140,3 +140,35 @@ TEST_F(CompileCli, CompileAndInspectReportCalibrationCoverage) {
     EXPECT_NE(out->find("attention_combine "), std::string::npos) << *out;
   }
 }
+
+// --steps: each step's compute splits by kind (plus its local copies) and its exchange comes
+// with its payload floors; the steps add up to the call's figures.
+TEST_F(CompileCli, StepsSplitComputeByKindAndGiveExchangeFloors) {
+  const auto r = run_tilevit(small(path("a.tvpkg")) + " --steps");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::uint64_t exchanging = 0, sync = 0;
+  for (const auto& s : j["steps"]) {
+    std::uint64_t kinds = 0;
+    for (const auto& [kind, cycles] : s["kind_cycles"].items()) kinds += cycles.get<std::uint64_t>();
+    EXPECT_EQ(kinds + s["local_copy_cycles"].get<std::uint64_t>(), s["compute_cycles"].get<std::uint64_t>()) << s;
+    const auto floor = s["floor_cycles"].get<std::uint64_t>(), scheduled = s["exchange_cycles"].get<std::uint64_t>();
+    EXPECT_GE(floor, s["receive_floor_cycles"].get<std::uint64_t>()) << s;
+    EXPECT_GE(s["wave_floor_cycles"].get<std::uint64_t>(), floor) << s;  // waves in sequence
+    EXPECT_GE(scheduled, s["wave_floor_cycles"].get<std::uint64_t>()) << s;  // one word per cycle is a floor
+    EXPECT_GE(floor, s["send_floor_cycles"].get<std::uint64_t>()) << s;
+    EXPECT_GE(scheduled, s["rule_bound_cycles"].get<std::uint64_t>()) << s;  // no schedule beats the rules
+    EXPECT_GE(s["rule_bound_cycles"].get<std::uint64_t>(), s["wave_floor_cycles"].get<std::uint64_t>()) << s;
+    if (s["transfers"].get<std::uint64_t>() > 0) {
+      ++exchanging;
+      EXPECT_GT(floor, 0u) << s;
+      EXPECT_GE(s["waves"].get<std::uint64_t>(), 1u) << s;
+    } else {
+      EXPECT_EQ(floor, 0u) << s;
+      EXPECT_EQ(s["sync_cycles"], 0) << s;
+    }
+    sync += s["sync_cycles"].get<std::uint64_t>();
+  }
+  EXPECT_GT(exchanging, 0u);
+  EXPECT_GT(sync, 0u);
+}

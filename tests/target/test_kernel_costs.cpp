@@ -183,5 +183,15 @@ TEST(Calibration, EmptyListReportsZero) {
   EXPECT_EQ(report.median_abs_error_percent, 0.0);
 }
 
+// The reference copy of calibration.json explains its corrected softmax point in a "note".
+TEST(Calibration, AcceptsATextNote) {
+  const auto entries = parse_calibration(
+      R"({"measurements": [{"kernel": "add", "elements": 8, "cycles": 300, "note": "isolated call"}]})", "x");
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].cycles, 300u);
+  EXPECT_EQ(calibration_error(R"({"measurements": [{"kernel": "add", "elements": 8, "cycles": 3, "note": 4}]})"),
+            "cal.json: measurements[0].note: expected a string, got non-negative integer 4");
+}
+
 }  // namespace
 }  // namespace tilevit::target
