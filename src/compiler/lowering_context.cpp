@@ -220,7 +220,7 @@ void LoweringContext::record_attention_key_block(AttentionUse use, std::uint32_t
 }
 
 void LoweringContext::record_gemm_grid(const std::string& op_name, const GemmGrid& grid) {
-  out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits};
+  out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits, grid.column_quantum};
 }
 
 void LoweringContext::record_attention_grid(const std::string& op_name, const AttentionGrid& grid) {

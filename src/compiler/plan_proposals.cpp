@@ -9,7 +9,8 @@ namespace tilevit::compiler {
 namespace {
 
 std::string splits_text(const GemmSplits& s) {
-  return std::to_string(s.r) + "x" + std::to_string(s.k) + "x" + std::to_string(s.c);
+  return std::to_string(s.r) + "x" + std::to_string(s.k) + "x" + std::to_string(s.c) +
+         (s.column_quantum ? "/" + std::to_string(s.column_quantum) : "");
 }
 std::string blocks_text(const AttentionBlocks& b) {
   return std::to_string(b.query_block) + "x" + std::to_string(b.key_block);
@@ -19,6 +20,27 @@ std::int64_t delta(std::uint64_t to, std::uint64_t from, std::uint32_t execution
   return (static_cast<std::int64_t>(to) - static_cast<std::int64_t>(from)) * executions;
 }
 
+// The op that reads the output of ops[i] through element-wise ops (bias, GELU, cast keep
+// their input's blocks): nullptr when another kind of op (a residual, a LayerNorm) reads it.
+const Op* block_consumer(const std::vector<Op>& ops, std::size_t i) {
+  int tensor = ops[i].output;
+  for (std::size_t j = i + 1; j < ops.size(); ++j) {
+    const Op& op = ops[j];
+    const bool reads = !op.inputs.empty() && op.inputs[0] == tensor;
+    if (op.kind == OpKind::attention && (reads || (op.inputs.size() > 1 && op.inputs[1] == tensor))) return &op;
+    if (!reads) continue;
+    if (op.kind == OpKind::gemm) return &op;
+    if (op.kind != OpKind::bias_add && op.kind != OpKind::gelu && op.kind != OpKind::cast_fp8) return nullptr;
+    tensor = op.output;
+  }
+  return nullptr;
+}
+
+GemmShape gemm_shape(const Graph& graph, const Op& op) {
+  const Tensor& w = graph.tensor(op.inputs[1]);
+  return GemmShape{graph.tensor(op.inputs[0]).rows, w.rows, w.cols, graph.numerics.role(op.role).fp8};
+}
+
 }  // namespace
 
 const char* to_string(Lever lever) {
@@ -26,6 +48,7 @@ const char* to_string(Lever lever) {
     case Lever::gemm_grid: return "gemm_grid";
     case Lever::attention_blocks: return "attention_blocks";
     case Lever::stream_words: return "stream_words";
+    case Lever::layout_match: return "layout_match";
   }
   return "?";
 }
@@ -44,7 +67,8 @@ std::string Move::identity() const {
 SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
   SearchPlan out = plan;
   switch (move.lever) {
-    case Lever::gemm_grid: out.pins.gemm[move.op] = move.gemm; break;
+    case Lever::gemm_grid:
+    case Lever::layout_match: out.pins.gemm[move.op] = move.gemm; break;
     case Lever::attention_blocks: out.pins.attention[move.op] = move.attention; break;
     case Lever::stream_words: out.exchange_stream_words = move.stream_words; break;
   }
@@ -53,7 +77,8 @@ SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
 
 std::string lever_value(const SearchPlan& plan, const Move& move) {
   switch (move.lever) {
-    case Lever::gemm_grid: {
+    case Lever::gemm_grid:
+    case Lever::layout_match: {
       const auto it = plan.pins.gemm.find(move.op);
       return it == plan.pins.gemm.end() ? "chosen" : splits_text(it->second);
     }
@@ -76,7 +101,8 @@ std::string to_string(const Change& c) {
 
 std::string move_value(const Move& move) {
   switch (move.lever) {
-    case Lever::gemm_grid: return splits_text(move.gemm);
+    case Lever::gemm_grid:
+    case Lever::layout_match: return splits_text(move.gemm);
     case Lever::attention_blocks: return blocks_text(move.attention);
     case Lever::stream_words: return std::to_string(move.stream_words);
   }
@@ -92,11 +118,22 @@ std::vector<std::uint32_t> stream_word_ladder() {
 Proposals::Proposals(const Graph& graph, const target::MachineDescription& machine, const ProposalLimits& limits)
     : machine_(machine), per_op_(limits.per_op) {
   auto add_ops = [&](const std::vector<Op>& ops, std::uint32_t executions) {
-    for (const Op& op : ops) {
-      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}};
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}, {}, {}, 0};
       if (op.kind == OpKind::gemm) {
-        const Tensor& w = graph.tensor(op.inputs[1]);
-        c.gemm = GemmShape{graph.tensor(op.inputs[0]).rows, w.rows, w.cols, graph.numerics.role(op.role).fp8};
+        c.gemm = gemm_shape(graph, op);
+        if (const Op* consumer = block_consumer(ops, i)) {
+          // Heads start at multiples of head_dim in the QKV columns, so head blocks align.
+          const bool heads_align = consumer->kind == OpKind::attention && consumer->head_dim % 4 == 0 &&
+                                   consumer->q_col % consumer->head_dim == 0 &&
+                                   consumer->k_col % consumer->head_dim == 0 && consumer->v_col % consumer->head_dim == 0;
+          if (heads_align) c.consumer_head_dim = consumer->head_dim;
+          if (consumer->kind == OpKind::gemm) {
+            c.consumer_gemm = consumer->name;
+            c.consumer_shape = gemm_shape(graph, *consumer);
+          }
+        }
         screen_gemm(c);
       } else if (op.kind == OpKind::attention) {
         // The shapes lowering gives the op (lower_ops.cpp, AttentionLowering).
@@ -160,9 +197,43 @@ std::uint64_t Proposals::current_estimate(const OpChoices& op, const PlanPins& p
       .estimated_cycles;
 }
 
+std::uint32_t Proposals::consumer_block(const OpChoices& op, const PlanPins& pins) const {
+  if (op.consumer_head_dim != 0) return op.consumer_head_dim;
+  if (op.consumer_gemm.empty()) return 0;
+  const GemmGrid next = plan_gemm_grid(machine_, op.consumer_shape, op.tiles, pins, op.consumer_gemm);
+  // One K block covers the whole inner dimension: the consumer reads whole rows anyway.
+  return next.k_splits > 1 && next.k_block % 4 == 0 ? next.k_block : 0;
+}
+
+// The grids of `op` whose column blocks are its consumer's blocks in `plan`, best local
+// estimate first. The estimate cannot see what they save (the consumer's gather becomes
+// one run per block instead of one per row), so they are unmeasured proposals ranked
+// before every estimated one, ops run more often first (gap -executions, then their
+// order), each worth one try.
+void Proposals::add_layout_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+  const std::uint32_t quantum = consumer_block(op, plan.pins);
+  if (quantum == 0 || quantum >= op.gemm.columns) return;
+  std::vector<GemmGrid> grids;
+  for_each_gemm_grid(machine_, op.gemm, op.tiles, [&](const GemmGrid& g) { grids.push_back(g); }, quantum);
+  std::stable_sort(grids.begin(), grids.end(), [](const GemmGrid& a, const GemmGrid& b) {
+    return std::make_tuple(a.estimated_cycles, -std::int64_t(a.tiles())) <
+           std::make_tuple(b.estimated_cycles, -std::int64_t(b.tiles()));
+  });
+  const auto current = plan.pins.gemm.find(op.name);
+  std::uint32_t kept = 0;
+  for (const GemmGrid& g : grids) {
+    if (kept == per_op_) break;
+    Move m{Lever::layout_match, op.name, GemmSplits{g.r_splits, g.k_splits, g.c_splits, quantum}, {}, 0, 0, 0, false};
+    if (current != plan.pins.gemm.end() && move_value(m) == splits_text(current->second)) continue;
+    m.estimated_gap = -double(op.executions) + 0.01 * kept++;
+    moves.push_back(std::move(m));
+  }
+}
+
 std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
   std::vector<Move> moves;
   for (const OpChoices& op : ops_) {
+    if (op.lever == Lever::gemm_grid) add_layout_moves(op, plan, moves);
     if (op.alternatives.empty()) continue;
     const std::uint64_t current = current_estimate(op, plan.pins);
     const std::string now = lever_value(plan, op.alternatives[0]);
@@ -177,13 +248,13 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
       ++kept;
     }
   }
-  // Waves run one after another, so a smaller W is never faster in the exchange model:
-  // ranked last (gap 1), only a random pick tries one. A larger W has no local estimate.
+  // W has no local estimate. On the scheduled exchange (EXCHANGE_SCHEDULE.md) a larger W
+  // measured slower on the main job (2048: +743,823 cycles; 2^20: +3.4 M), a smaller one
+  // too: neither is ranked promising (gap 0 larger, 1 smaller), only the best scored
+  // slots and random picks try them.
   for (std::uint32_t w : stream_word_ladder())
-    if (w > plan.exchange_stream_words)
-      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 0.0, false});
-    else if (w < plan.exchange_stream_words)
-      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 1.0, true});
+    if (w != plan.exchange_stream_words)
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, w > plan.exchange_stream_words ? 0.0 : 1.0, true});
   return moves;
 }
 

@@ -112,7 +112,8 @@ void Search::learn(const SearchPlan& parent, const Move& move, std::int64_t chan
   observed_.emplace(transition(parent, move), change);
   Move back = move;
   switch (move.lever) {
-    case Lever::gemm_grid: back.gemm = parent.pins.gemm.at(move.op); break;
+    case Lever::gemm_grid:
+    case Lever::layout_match: back.gemm = parent.pins.gemm.at(move.op); break;
     case Lever::attention_blocks: back.attention = parent.pins.attention.at(move.op); break;
     case Lever::stream_words: back.stream_words = parent.exchange_stream_words; break;
   }

@@ -134,6 +134,31 @@ TEST(PlanSearch, EveryProposalIsAPlanLoweringAccepts) {
   EXPECT_GT(proposals.screened(), moves.size());
 }
 
+// The QKV's consumer is attention: its layout moves cut the columns into whole heads,
+// and every one of them lowers.
+TEST(PlanSearch, LayoutMovesMatchTheConsumersBlocks) {
+  const auto graph = small_graph();
+  const compiler::Proposals proposals(graph, target::test16(), {});
+  const auto base = test_support::compile_small();
+  const compiler::SearchPlan plan{base.plan, 1024};
+  std::uint32_t qkv_moves = 0;
+  for (const auto& m : proposals.moves_from(plan)) {
+    if (m.lever != compiler::Lever::layout_match) continue;
+    EXPECT_NE(m.gemm.column_quantum, 0u) << m.identity();
+    EXPECT_FALSE(m.has_estimate);
+    EXPECT_LT(m.estimated_gap, 0.0);  // tried before estimated moves
+    if (m.op == "layer.qkv") {
+      ++qkv_moves;
+      EXPECT_EQ(m.gemm.column_quantum, static_cast<std::uint32_t>(graph.config.width / graph.config.heads)) << m.identity();
+    }
+    compiler::CompileOptions o;
+    o.pins = compiler::apply_move(plan, m).pins;
+    const auto compiled = test_support::compile_small(2, o);
+    EXPECT_EQ(compiled.plan.gemm.at(m.op).column_quantum, m.gemm.column_quantum);
+  }
+  EXPECT_GT(qkv_moves, 0u);
+}
+
 TEST(PlanBound, BelowEveryPlanAndGrowingWithTheLayers) {
   const auto r = search(12);
   const auto& b = r.report.bound;
