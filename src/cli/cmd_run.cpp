@@ -184,7 +184,7 @@ struct RunCommand {
   Loaded load_given_package(const compiler::ProfilingOptions& profiling_options) {
     if (!plan_file.empty())
       throw Error("--plan with --package: a package's grids are fixed when it is compiled (drop one)", kExitUsage);
-    if (search.searching())
+    if (search.asked())
       throw Error("--optimization-steps or --optimization-report with --package: a package's plan is fixed when it "
                   "is compiled (drop one)",
                   kExitUsage);

@@ -49,7 +49,9 @@ struct Proposal {
 // A change as the search learns from it: the same op going from the same value to the
 // same value, on any plan.
 std::string transition(const SearchPlan& from, const Move& move) {
-  return move.identity() + " from " + lever_value(from, move);
+  Move same = move;  // a layout match is a GEMM grid: learnt either way
+  if (same.lever == Lever::layout_match) same.lever = Lever::gemm_grid;
+  return same.identity() + " from " + lever_value(from, same);
 }
 
 std::string signed_text(std::int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); }
