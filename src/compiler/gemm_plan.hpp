@@ -90,6 +90,10 @@ struct AttentionBlocks {
 struct PlanPins {
   std::map<std::string, GemmSplits> gemm;
   std::map<std::string, AttentionBlocks> attention;
+  // The tile a GEMM's or attention op's first cell goes to (cells then follow in order,
+  // wrapping at the last tile); absent: tile 0. Consecutive ops on different tiles keep
+  // more of a consumer's input on its own tile and spread the receivers.
+  std::map<std::string, std::uint32_t> tile_offsets;
 };
 
 // The grids lowering uses: the op's pin (Error naming the op, kExitUsage, when the pin

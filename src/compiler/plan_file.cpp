@@ -66,6 +66,7 @@ std::string plan_file_text(const PlanFile& plan) {
   j["attention"] = json::object();
   for (const auto& [op, b] : plan.pins.attention)
     j["attention"][op] = {{"query_block", b.query_block}, {"key_block", b.key_block}};
+  if (!plan.pins.tile_offsets.empty()) j["tile_offsets"] = plan.pins.tile_offsets;
   return j.dump(1) + "\n";
 }
 
@@ -86,7 +87,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
     else
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "exchange_stream_words", "gemm", "attention"},
-                 source);
+                 source, {"tile_offsets"});
     PlanFile plan;
     if (!v1) {
       plan.exchange_stream_words = count_field(j, "exchange_stream_words", kMaxStreamWords, source);
@@ -108,6 +109,12 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
       check_keys(v, {"query_block", "key_block"}, where);
       plan.pins.attention[op] = {count_field(v, "query_block", max_split, where),
                                  count_field(v, "key_block", max_split, where)};
+    }
+    if (j.contains("tile_offsets")) {
+      if (!j.at("tile_offsets").is_object()) throw Error(source + ": tile_offsets: expected an object");
+      for (const auto& [op, v] : j.at("tile_offsets").items())
+        plan.pins.tile_offsets[op] = count_field(j.at("tile_offsets"), op.c_str(), plan.target.tiles - 1,
+                                                 source + ": tile_offsets");
     }
     return plan;
   } catch (const json::exception& e) {

@@ -1,6 +1,7 @@
 #include "compiler/plan_proposals.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "support/error.hpp"
@@ -49,6 +50,7 @@ const char* to_string(Lever lever) {
     case Lever::attention_blocks: return "attention_blocks";
     case Lever::stream_words: return "stream_words";
     case Lever::layout_match: return "layout_match";
+    case Lever::tile_offset: return "tile_offset";
   }
   return "?";
 }
@@ -57,6 +59,7 @@ std::string SearchPlan::key() const {
   std::string k = "W" + std::to_string(exchange_stream_words);
   for (const auto& [op, s] : pins.gemm) k += ";" + op + "=" + splits_text(s);
   for (const auto& [op, b] : pins.attention) k += ";" + op + "=" + blocks_text(b);
+  for (const auto& [op, t] : pins.tile_offsets) k += ";" + op + "@" + std::to_string(t);
   return k;
 }
 
@@ -71,6 +74,10 @@ SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
     case Lever::layout_match: out.pins.gemm[move.op] = move.gemm; break;
     case Lever::attention_blocks: out.pins.attention[move.op] = move.attention; break;
     case Lever::stream_words: out.exchange_stream_words = move.stream_words; break;
+    case Lever::tile_offset:
+      if (move.tile_offset == 0) out.pins.tile_offsets.erase(move.op);
+      else out.pins.tile_offsets[move.op] = move.tile_offset;
+      break;
   }
   return out;
 }
@@ -87,6 +94,10 @@ std::string lever_value(const SearchPlan& plan, const Move& move) {
       return it == plan.pins.attention.end() ? "chosen" : blocks_text(it->second);
     }
     case Lever::stream_words: return std::to_string(plan.exchange_stream_words);
+    case Lever::tile_offset: {
+      const auto it = plan.pins.tile_offsets.find(move.op);
+      return std::to_string(it == plan.pins.tile_offsets.end() ? 0u : it->second);
+    }
   }
   return "?";
 }
@@ -105,14 +116,16 @@ std::string move_value(const Move& move) {
     case Lever::layout_match: return splits_text(move.gemm);
     case Lever::attention_blocks: return blocks_text(move.attention);
     case Lever::stream_words: return std::to_string(move.stream_words);
+    case Lever::tile_offset: return std::to_string(move.tile_offset);
   }
   return "?";
 }
 
 std::vector<std::uint32_t> stream_word_ladder() {
-  // Largest first: waves run one after another, so in the exchange model a larger W is
-  // never slower; what it costs is table memory, which only placement can judge.
-  return {1u << 20, 16384, 4096, 2048, 1024, 512, 256};
+  // Fine steps near 1,024: on the scheduled exchange the cycles are not monotonic in W
+  // (the 8-step plan of the main job: 512 9,809,001, 768 9,663,069, 832 9,770,417, 896
+  // 9,655,315, 1,024 9,940,126, 2,048 and up slower; docs/experiments/plan-search-levers.md).
+  return {256, 384, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 4096, 16384, 1u << 20};
 }
 
 Proposals::Proposals(const Graph& graph, const target::MachineDescription& machine, const ProposalLimits& limits)
@@ -221,11 +234,31 @@ void Proposals::add_layout_moves(const OpChoices& op, const SearchPlan& plan, st
   });
   const auto current = plan.pins.gemm.find(op.name);
   std::uint32_t kept = 0;
-  for (const GemmGrid& g : grids) {
-    if (kept == per_op_) break;
+  for (std::size_t i = 0; i < grids.size() && kept < per_op_; ++i) {
+    const GemmGrid& g = grids[i];
     Move m{Lever::layout_match, op.name, GemmSplits{g.r_splits, g.k_splits, g.c_splits, quantum}, {}, 0, 0, 0, false};
     if (current != plan.pins.gemm.end() && move_value(m) == splits_text(current->second)) continue;
-    m.estimated_gap = -double(op.executions) + 0.01 * kept++;
+    // The best matched grid of a loop-body op first; the others after tile offsets and W.
+    m.estimated_gap = i == 0 && op.executions > 1 ? -double(op.executions) : -0.1 + 0.01 * double(i);
+    ++kept;
+    moves.push_back(std::move(m));
+  }
+}
+
+// First tiles for the ops of the loop body at a half, a quarter and three quarters of
+// the chip (measured on the main job: QKV at 729 -24,489 cycles, fc1 at 700 -52,380;
+// docs/experiments/plan-search-levers.md), and back to 0. Unmeasured and not estimated:
+// ranked after the layout matches, before every estimated move.
+void Proposals::add_offset_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+  if (op.executions < 2) return;  // the prologue's and epilogue's ops run once
+  const auto it = plan.pins.tile_offsets.find(op.name);
+  const std::uint32_t now = it == plan.pins.tile_offsets.end() ? 0 : it->second;
+  const std::uint32_t tiles = machine_.tiles;
+  double rank = 0;
+  for (std::uint32_t first : {tiles / 2, tiles / 4, tiles - tiles / 4, 0u}) {
+    if (first == now || first >= tiles) continue;
+    Move m{Lever::tile_offset, op.name, {}, {}, 0, 0, -0.5 + 0.01 * rank++, false};
+    m.tile_offset = first;
     moves.push_back(std::move(m));
   }
 }
@@ -234,6 +267,7 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
   std::vector<Move> moves;
   for (const OpChoices& op : ops_) {
     if (op.lever == Lever::gemm_grid) add_layout_moves(op, plan, moves);
+    add_offset_moves(op, plan, moves);
     if (op.alternatives.empty()) continue;
     const std::uint64_t current = current_estimate(op, plan.pins);
     const std::string now = lever_value(plan, op.alternatives[0]);
@@ -248,13 +282,18 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
       ++kept;
     }
   }
-  // W has no local estimate. On the scheduled exchange (EXCHANGE_SCHEDULE.md) a larger W
-  // measured slower on the main job (2048: +743,823 cycles; 2^20: +3.4 M), a smaller one
-  // too: neither is ranked promising (gap 0 larger, 1 smaller), only the best scored
-  // slots and random picks try them.
-  for (std::uint32_t w : stream_word_ladder())
+  // W has no local estimate and the scheduled exchange's cycles are not monotonic in it:
+  // every other W is worth a try, the nearest first (gap -0.6, then by distance), before
+  // the tile offsets.
+  std::vector<std::uint32_t> ladder = stream_word_ladder();
+  const double now = std::log2(double(plan.exchange_stream_words));
+  std::stable_sort(ladder.begin(), ladder.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::abs(std::log2(double(a)) - now) < std::abs(std::log2(double(b)) - now);
+  });
+  double rank = 0;
+  for (std::uint32_t w : ladder)
     if (w != plan.exchange_stream_words)
-      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, w > plan.exchange_stream_words ? 0.0 : 1.0, true});
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, -0.6 + 0.01 * rank++, false});
   return moves;
 }
 

@@ -27,7 +27,9 @@ struct PlanSearchOptions {
   double max_seconds = 0;      // wall-clock cap on the search (0: none); reported when it cut the search
   std::uint64_t seed = 20;     // of the random picks
   std::uint32_t beam_width = 3;    // plans expanded each round
-  std::uint32_t round_size = 4;    // candidates per round (fewer when the budget ends)
+  // Candidates per round (fewer when the budget ends): 3, so the default 8 steps make
+  // three rounds and the last one merges what the first two measured.
+  std::uint32_t round_size = 3;
   std::uint32_t random_picks = 1;  // of them drawn at random from the rest of the proposals
   std::uint32_t patience = 3;      // rounds without a better plan before the search stops
   std::uint32_t per_op = 6;        // screened alternatives kept per op

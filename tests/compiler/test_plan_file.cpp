@@ -98,6 +98,18 @@ TEST(PlanFile, AColumnQuantumRoundTripsAndIsOptional) {
             std::string::npos);
 }
 
+TEST(PlanFile, TileOffsetsRoundTripAndStayOnTheMachine) {
+  auto plan = small_plan();
+  plan.exchange_stream_words = 1024;
+  plan.pins.tile_offsets["layer.qkv"] = 7;
+  const auto text = compiler::plan_file_text(plan);
+  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).pins.tile_offsets, plan.pins.tile_offsets);
+  const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
+                         R"("exchange_stream_words": 1024, "attention": {}, "gemm": {}, )";
+  EXPECT_NE(error_of(v2 + R"("tile_offsets": {"layer.qkv": 16}})").find("tile_offsets.layer.qkv: expected a whole number in 1..15"),
+            std::string::npos);
+}
+
 TEST(PlanFile, APlanForAnotherModelOrMachineIsRejected) {
   const auto plan = small_plan();
   const auto path = std::filesystem::temp_directory_path() / ("tilevit_plan_" + std::to_string(::getpid()) + ".json");

@@ -5,6 +5,7 @@
 
 #include "compiler/plan_search.hpp"
 #include "small_model.hpp"
+#include "support/error.hpp"
 
 using namespace tilevit;
 using compiler::PlanSearchOptions;
@@ -157,6 +158,34 @@ TEST(PlanSearch, LayoutMovesMatchTheConsumersBlocks) {
     EXPECT_EQ(compiled.plan.gemm.at(m.op).column_quantum, m.gemm.column_quantum);
   }
   EXPECT_GT(qkv_moves, 0u);
+}
+
+// The tiles of the QKV's GEMM calls in the loop body, in call order.
+std::vector<std::uint32_t> qkv_tiles(const compiler::CompiledModel& m) {
+  const auto& p = m.executable.program;
+  std::vector<std::uint32_t> tiles;
+  for (const auto& step : p.steps)
+    for (const auto& call : step.compute)
+      if (p.op_names[call.op] == "layer.qkv" && call.kind == compiler::KernelKind::gemm_fp8) tiles.push_back(call.tile);
+  return tiles;
+}
+
+TEST(PlanSearch, ATileOffsetMovesAnOpsCellsAndIsRecorded) {
+  compiler::CompileOptions o;
+  o.pins.tile_offsets["layer.qkv"] = 5;
+  const auto moved = test_support::compile_small(2, o);
+  const auto plain = test_support::compile_small();
+  const auto a = qkv_tiles(plain), b = qkv_tiles(moved);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], (a[i] + 5) % 16);
+  EXPECT_EQ(moved.plan.tile_offsets.at("layer.qkv"), 5u);
+  EXPECT_TRUE(plain.plan.tile_offsets.empty());
+  EXPECT_TRUE(test_support::verify_on_test16(moved).ok());
+  o.pins.tile_offsets["layer.qkv"] = 16;
+  EXPECT_THROW(test_support::compile_small(2, o), Error);  // past the last tile
+  o.pins.tile_offsets = {{"layer.nothing", 1}};
+  EXPECT_THROW(test_support::compile_small(2, o), Error);  // no such op
 }
 
 TEST(PlanBound, BelowEveryPlanAndGrowingWithTheLayers) {
