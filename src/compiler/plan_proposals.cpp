@@ -238,8 +238,8 @@ void Proposals::add_layout_moves(const OpChoices& op, const SearchPlan& plan, st
     const GemmGrid& g = grids[i];
     Move m{Lever::layout_match, op.name, GemmSplits{g.r_splits, g.k_splits, g.c_splits, quantum}, {}, 0, 0, 0, false};
     if (current != plan.pins.gemm.end() && move_value(m) == splits_text(current->second)) continue;
-    // The best matched grid of a loop-body op first; the others after tile offsets and W.
-    m.estimated_gap = i == 0 && op.executions > 1 ? -double(op.executions) : -0.1 + 0.01 * double(i);
+    // The best matched grid of a loop-body op first; the others after the tile offsets.
+    m.estimated_gap = i == 0 && op.executions > 1 ? -double(op.executions) : -0.45 + 0.01 * double(i);
     ++kept;
     moves.push_back(std::move(m));
   }
@@ -283,8 +283,9 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
     }
   }
   // W has no local estimate and the scheduled exchange's cycles are not monotonic in it:
-  // every other W is worth a try, the nearest first (gap -0.6, then by distance), before
-  // the tile offsets.
+  // every other W is worth a try, the nearest first (gap -0.6, -0.55, ...): the two
+  // nearest before the tile offsets (-0.5), the rest interleaved with the other layout
+  // matches (-0.45 and up).
   std::vector<std::uint32_t> ladder = stream_word_ladder();
   const double now = std::log2(double(plan.exchange_stream_words));
   std::stable_sort(ladder.begin(), ladder.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -293,7 +294,7 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
   double rank = 0;
   for (std::uint32_t w : ladder)
     if (w != plan.exchange_stream_words)
-      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, -0.6 + 0.01 * rank++, false});
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, -0.6 + 0.05 * rank++, false});
   return moves;
 }
 

@@ -31,7 +31,7 @@ struct PlanSearchOptions {
   // three rounds and the last one merges what the first two measured.
   std::uint32_t round_size = 3;
   std::uint32_t random_picks = 1;  // of them drawn at random from the rest of the proposals
-  std::uint32_t patience = 3;      // rounds without a better plan before the search stops
+  std::uint32_t patience = 5;      // rounds without a better plan before the search stops (of 3 candidates)
   std::uint32_t per_op = 6;        // screened alternatives kept per op
   std::uint32_t threads = 1;       // candidates compiled at once (the result does not depend on it)
   std::function<void(const std::string&)> progress;  // one line per event, may be empty
