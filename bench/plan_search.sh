@@ -3,6 +3,7 @@
 # W 1024 baseline, embedded C600): per step count, the estimated cycles of the baseline and
 # the result, the search time, why it stopped, and the package SHA-256 at 1 and 2 threads
 # (they must be equal), then that the written plan rebuilds the same package.
+# Then batch 2 at the default 8 steps (2 threads).
 # Usage: bench/plan_search.sh [STEPS...]   (default: 8 64)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,3 +24,6 @@ for steps_n in "$@"; do
   echo "steps $steps_n: SHA-256 ${shas[0]} (threads 2), ${shas[1]} (threads 1), ${rebuilt} (rebuilt from the plan)"
   [ "${shas[0]}" = "${shas[1]}" ] && [ "${shas[0]}" = "$rebuilt" ]
 done
+json=$("$bin" compile --fp8-scale -4 --exchange-stream-words 1024 --threads 2 --batch 2 --optimization-steps 8 \
+       --json 2>/dev/null)
+echo "$json" | field "f'batch 2, steps 8: baseline {d[\"optimization\"][\"baseline\"][\"estimated_cycles\"]}, result {d[\"estimated_cycles\"]}, search {d[\"optimization\"][\"search_seconds\"]:.1f} s, stopped: {d[\"optimization\"][\"stopped\"]}'"

@@ -175,7 +175,7 @@ struct CompileCommand {
   static void print_text(std::ostream& out, const nlohmann::json& j) {
     for (const auto& [key, value] : j.items()) {
       if (key == "steps") continue;
-      out << key << ": " << text_value(value) << "\n";
+      out << key << ": " << (key == "optimization" ? search_summary(value) : text_value(value)) << "\n";
     }
     if (!j.contains("steps")) return;
     out << "step  label                                    loop  calls  compute cycles  transfers  exchange cycles"
@@ -192,6 +192,15 @@ struct CompileCommand {
                     text_value(row["exchange_cycles"]).c_str(), floor ? text_value(row["floor_cycles"]).c_str() : "", ratio);
       out << line;
     }
+  }
+
+  // The plan search in one line; the whole report is in --json and --optimization-report.
+  static std::string search_summary(const nlohmann::json& r) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.4f", r["result_vs_baseline"].get<double>());
+    return text_value(r["candidates_compiled"]) + " candidates, " + text_value(r["baseline"]["estimated_cycles"]) +
+           " -> " + text_value(r["result"]["estimated_cycles"]) + " cycles (" + ratio + "x the heuristic plan), stopped: " +
+           r["stopped"].get<std::string>();
   }
 
   static std::string text_value(const nlohmann::json& v) {

@@ -130,7 +130,7 @@ struct RunCommand {
   // The profile (when the package records one) and the memory map, next to run.json.
   // Written after the result: a viewer that cannot be written is a warning, never a lost run.
   void write_views(const OutputDirectory& out, const compiler::Executable& contents, const std::string& sha,
-                   const model::ViTConfig& config, nlohmann::json& report) {
+                   const model::ViTConfig& config, const std::string& plan, nlohmann::json& report) {
     nlohmann::json& files = report["outputs"];
     auto attempt = [&](const char* name, const std::function<void(const std::string&)>& write) {
       const std::string path = out.path(name);
@@ -151,8 +151,8 @@ struct RunCommand {
       progress("writing profile, model.html, trace.json");
       auto p = profile::build_profile(contents.machine, program, program.profiling.detail);
       p.package_sha256 = sha;
-      p.model = config.name + ", " + layers_text(config.layers) +
-                ", batch " + std::to_string(config.batch);
+      p.model = config.name + ", " + layers_text(config.layers) + ", batch " + std::to_string(config.batch);
+      p.plan = plan;  // the viewers' header names it
       attempt("profile.tvprof", [&](const std::string& path) { profile::write_profile(path, p); });
       attempt("model.html", [&](const std::string& path) {
         write_text_atomically(path, profile::render_timeline_html(p, profile::peaks_of(p)));
@@ -181,10 +181,26 @@ struct RunCommand {
     double compile_seconds = 0;
     std::optional<nlohmann::json> optimization;  // the plan search's report
   };
+  // Where the package's plan came from, in a few words: the search (and what it gained),
+  // a plan file, a given package, or the heuristic. Not part of the profile's identity:
+  // two runs of one package compare equal (profile diff).
+  std::string plan_origin(const Loaded& package) const {
+    if (package.optimization && package.optimization->at("steps").get<std::uint32_t>() > 0) {
+      const auto& r = *package.optimization;
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.4f", r.at("result_vs_baseline").get<double>());
+      return "searched, " + std::to_string(r.at("candidates_compiled").get<std::uint32_t>()) + " candidates, " + ratio +
+             "x the heuristic plan's cycles" + (plan_file.empty() ? "" : ", from " + plan_file);
+    }
+    if (!plan_file.empty()) return "pinned by " + plan_file;
+    if (!package_file.empty()) return "as compiled into " + package_file;
+    return "heuristic (--optimization-steps 0)";
+  }
+
   Loaded load_given_package(const compiler::ProfilingOptions& profiling_options) {
     if (!plan_file.empty())
       throw Error("--plan with --package: a package's grids are fixed when it is compiled (drop one)", kExitUsage);
-    if (search.searching())
+    if (search.asked())
       throw Error("--optimization-steps or --optimization-report with --package: a package's plan is fixed when it "
                   "is compiled (drop one)",
                   kExitUsage);
@@ -446,7 +462,7 @@ struct RunCommand {
     const std::string run_json = out.path("run.json");
     write_text_atomically(run_json, report.dump(1) + "\n");
     if (!json) print_text(report, config, contents.machine.name, compiler::coverage_text(coverage));
-    write_views(out, contents, package.sha, config, report);
+    write_views(out, contents, package.sha, config, plan_origin(package), report);
     write_text_atomically(run_json, report.dump(1) + "\n");
     if (json) {
       std::cout << report.dump(1) << "\n";

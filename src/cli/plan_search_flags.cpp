@@ -11,13 +11,18 @@ namespace tilevit::cli {
 void SearchFlags::add_to(CLI::App& app) {
   app_ = &app;
   app.add_option("--optimization-steps", steps,
-                 "plan search: candidates to compile fully beyond the baseline (0 = the heuristic plan)")
+                 "plan search: candidates to compile fully beyond the baseline (0 = the heuristic plan; "
+                 "default 8, or 0 with --plan)")
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
   app.add_option("--search-seconds", seconds, "cap on the plan search's wall time (0 = none)")
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
   app.add_option("--optimization-report", report_file, "write the plan search's report (JSON) to this file");
+}
+
+bool SearchFlags::asked() const {
+  return !report_file.empty() || (app_ != nullptr && app_->get_option("--optimization-steps")->count() > 0);
 }
 
 bool SearchFlags::stream_words_given() const {
@@ -47,7 +52,7 @@ PlannedCompile compile_planned(const compiler::Graph& graph, const target::Machi
   const compiler::PlanTarget target = compiler::plan_target(graph.config, machine);
   if (!plan_file.empty()) apply_plan_file(plan_file, target, search, options);
   compiler::PlanSearchOptions so;
-  so.steps = search.steps;
+  so.steps = search.steps_for(!plan_file.empty());
   so.max_seconds = search.seconds;
   so.threads = static_cast<std::uint32_t>(std::max(1, host_threads()));
   so.progress = progress;
@@ -61,7 +66,7 @@ PlannedCompile compile_planned(const compiler::Graph& graph, const target::Machi
   PlannedCompile out{std::move(found->compiled),
                      compiler::PlanFile{target, found->plan.pins, found->plan.exchange_stream_words},
                      std::nullopt};
-  if (search.searching()) out.report = compiler::plan_search_report_json(found->report);
+  if (so.steps > 0 || !search.report_file.empty()) out.report = compiler::plan_search_report_json(found->report);
   if (!search.report_file.empty()) write_text_atomically(search.report_file, out.report->dump(1) + "\n");
   return out;
 }

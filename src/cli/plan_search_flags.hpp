@@ -14,12 +14,20 @@
 
 namespace tilevit::cli {
 
+// The main job searches 8 candidates unless told otherwise (issue 20; docs/OPTIMISER.md).
+// A --plan pins a plan already chosen, so it is rebuilt as it is unless
+// --optimization-steps is given too.
+inline constexpr std::uint32_t kDefaultOptimizationSteps = 8;
+
 struct SearchFlags {
-  std::uint32_t steps = 0;
+  std::uint32_t steps = kDefaultOptimizationSteps;
   double seconds = 0;
   std::string report_file;
   void add_to(CLI::App& app);
-  bool searching() const { return steps > 0 || !report_file.empty(); }
+  // True when the command line set --optimization-steps or --optimization-report.
+  bool asked() const;
+  // The candidates to compile: the default only without a plan file.
+  std::uint32_t steps_for(bool plan_given) const { return plan_given && !asked() ? 0 : steps; }
   // True when the command line set --exchange-stream-words (a plan's W must then agree).
   bool stream_words_given() const;
 

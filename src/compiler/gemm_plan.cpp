@@ -50,8 +50,9 @@ std::uint64_t estimate_gemm_cycles(const target::MachineDescription& m, const Ge
 }
 
 void for_each_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
-                        const std::function<void(const GemmGrid&)>& visit) {
-  const std::uint32_t k_quantum = inner_quantum(m, s.fp8), c_quantum = column_quantum(m, s.fp8);
+                        const std::function<void(const GemmGrid&)>& visit, std::uint32_t quantum) {
+  const std::uint32_t k_quantum = inner_quantum(m, s.fp8), c_quantum = quantum ? quantum : column_quantum(m, s.fp8);
+  const std::uint32_t min_c = quantum ? ceil_div(s.columns, quantum) : 1;
   const std::uint32_t max_k = std::max(1u, ceil_div(s.inner, k_quantum));
   for (std::uint32_t rg = 1; rg <= std::min(s.rows, tiles); ++rg) {
     const std::uint32_t r_block = block_for(s.rows, rg, 1);
@@ -60,10 +61,11 @@ void for_each_gemm_grid(const target::MachineDescription& m, const GemmShape& s,
       const std::uint32_t k_block = block_for(s.inner, kg, k_quantum);
       if (k_block == 0) continue;
       const std::uint32_t max_c = std::min(ceil_div(s.columns, c_quantum), tiles / (rg * kg));
-      for (std::uint32_t cg = 1; cg <= max_c; ++cg) {
+      for (std::uint32_t cg = min_c; cg <= max_c && (quantum == 0 || cg == min_c); ++cg) {
         const std::uint32_t c_block = block_for(s.columns, cg, c_quantum);
         if (c_block == 0) continue;
-        visit(GemmGrid{rg, kg, cg, r_block, k_block, c_block, estimate_gemm_cycles(m, s, r_block, rg, k_block, c_block, kg)});
+        visit(GemmGrid{rg, kg, cg, r_block, k_block, c_block, estimate_gemm_cycles(m, s, r_block, rg, k_block, c_block, kg),
+                       quantum});
       }
     }
   }
@@ -105,6 +107,9 @@ GemmGrid plan_gemm_grid(const target::MachineDescription& m, const GemmShape& s,
   const GemmSplits& splits = pin->second;
   const std::string what = "GEMM grid " + std::to_string(splits.r) + "x" + std::to_string(splits.k) + "x" +
                            std::to_string(splits.c) + " (row x inner x column splits)";
+  // Exchange runs stay whole 32-bit words: FP8 weight rows and FP16 output rows of a block.
+  if (splits.column_quantum != 0 && splits.column_quantum % 4 != 0)
+    reject_pin(what, op_name, "column quantum " + std::to_string(splits.column_quantum) + " is not a multiple of 4");
   auto block = [&](const char* name, std::uint32_t extent, std::uint32_t parts, std::uint32_t quantum) {
     const std::uint32_t b = parts == 0 || parts > extent ? 0 : block_for(extent, parts, quantum);
     if (b == 0)
@@ -115,7 +120,9 @@ GemmGrid plan_gemm_grid(const target::MachineDescription& m, const GemmShape& s,
   };
   GemmGrid grid{splits.r, splits.k, splits.c, block("rows", s.rows, splits.r, 1),
                 block("inner dimension", s.inner, splits.k, inner_quantum(m, s.fp8)),
-                block("columns", s.columns, splits.c, column_quantum(m, s.fp8)), 0};
+                block("columns", s.columns, splits.c,
+                      splits.column_quantum != 0 ? splits.column_quantum : column_quantum(m, s.fp8)),
+                0, splits.column_quantum};
   const std::uint64_t needed = std::uint64_t(splits.r) * splits.k * splits.c;
   if (needed > tiles)
     reject_pin(what, op_name, "needs " + std::to_string(needed) + " tiles, the machine has " + std::to_string(tiles));

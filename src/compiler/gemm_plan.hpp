@@ -20,6 +20,7 @@ struct GemmGrid {
   std::uint32_t r_splits = 1, k_splits = 1, c_splits = 1;  // Rg, Kg, Cg
   std::uint32_t r_block = 0, k_block = 0, c_block = 0;     // elements per block (last may be shorter)
   std::uint64_t estimated_cycles = 0;
+  std::uint32_t column_quantum = 0;  // column blocks a multiple of this (0: the matrix unit's panel width)
   std::uint32_t tiles() const { return r_splits * k_splits * c_splits; }
 };
 
@@ -35,9 +36,10 @@ GemmGrid choose_gemm_grid(const target::MachineDescription& machine, const GemmS
 
 // Every grid that covers the shape in whole panels on at most `tiles` tiles, with its
 // estimate, in a fixed order (Rg, then Kg, then Cg ascending): what choose_gemm_grid picks
-// from and the plan search (plan_search.hpp) screens.
+// from and the plan search (plan_search.hpp) screens. A `column_quantum` (GemmSplits)
+// visits only the grids whose column blocks are that many columns.
 void for_each_gemm_grid(const target::MachineDescription& machine, const GemmShape& shape, std::uint32_t tiles,
-                        const std::function<void(const GemmGrid&)>& visit);
+                        const std::function<void(const GemmGrid&)>& visit, std::uint32_t column_quantum = 0);
 
 std::uint64_t estimate_gemm_cycles(const target::MachineDescription& machine, const GemmShape& shape,
                                    std::uint32_t r_block, std::uint32_t r_splits, std::uint32_t k_block,
@@ -76,6 +78,11 @@ std::uint64_t estimate_attention_cycles(const target::MachineDescription& machin
 // planned as usual, so no pins leave every package byte for byte unchanged.
 struct GemmSplits {
   std::uint32_t r = 1, k = 1, c = 1;  // Rg, Kg, Cg; the blocks follow as in choose_gemm_grid
+  // Column blocks a multiple of this instead of the panel width (0): a layout matched to
+  // the consumer (an attention head's columns, the next GEMM's K block), so the consumer
+  // gathers whole blocks, one run per block, instead of one run per row. The kernel then
+  // pays for whole panels (cost model), which the search weighs against the exchange.
+  std::uint32_t column_quantum = 0;
 };
 struct AttentionBlocks {
   std::uint32_t query_block = 0, key_block = 0;
@@ -83,6 +90,10 @@ struct AttentionBlocks {
 struct PlanPins {
   std::map<std::string, GemmSplits> gemm;
   std::map<std::string, AttentionBlocks> attention;
+  // The tile a GEMM's or attention op's first cell goes to (cells then follow in order,
+  // wrapping at the last tile); absent: tile 0. Consecutive ops on different tiles keep
+  // more of a consumer's input on its own tile and spread the receivers.
+  std::map<std::string, std::uint32_t> tile_offsets;
 };
 
 // The grids lowering uses: the op's pin (Error naming the op, kExitUsage, when the pin

@@ -20,6 +20,10 @@ void check_pins_name_ops(const Graph& graph, const PlanPins& pins) {
   for (const auto& pin : pins.gemm)
     if (!has_op(pin.first, OpKind::gemm))
       throw Error("compiler: pinned GEMM grid for op " + pin.first + ": the graph has no GEMM of that name", kExitUsage);
+  for (const auto& pin : pins.tile_offsets)
+    if (!has_op(pin.first, OpKind::gemm) && !has_op(pin.first, OpKind::attention))
+      throw Error("compiler: pinned tile offset for op " + pin.first + ": the graph has no GEMM or attention of that name",
+                  kExitUsage);
   for (const auto& pin : pins.attention)
     if (!has_op(pin.first, OpKind::attention))
       throw Error("compiler: pinned attention blocks for op " + pin.first + ": the graph has no attention of that name",

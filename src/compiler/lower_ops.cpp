@@ -65,7 +65,8 @@ class GemmLowering {
       : cx_(cx), op_(op), a_(cx.dist(op.inputs[0])), w_id_(op.inputs[1]),
         fp8_(cx.graph.numerics.role(op.role).fp8), esize_(fp8_ ? 1 : 2),
         shape_{a_.rows, cx.graph.tensor(w_id_).rows, cx.graph.tensor(w_id_).cols, fp8_},
-        grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.pins, op.name)) {
+        grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.pins, op.name)),
+        first_tile_(cx.tile_offset(op.name)) {
     cx.record_gemm_inner_block(op.role, grid_.k_splits > 1 ? grid_.k_block : 0);
     cx.record_gemm_grid(op.name, grid_);
   }
@@ -100,7 +101,7 @@ class GemmLowering {
       for (std::uint32_t k = 0; k < grid_.k_splits; ++k)
         for (std::uint32_t c = 0; c < grid_.c_splits; ++c) {
           Cell cell{};
-          cell.tile = (r * grid_.k_splits + k) * grid_.c_splits + c;
+          cell.tile = ((r * grid_.k_splits + k) * grid_.c_splits + c + first_tile_) % cx_.tiles();
           cell.r0 = r * grid_.r_block;
           cell.rows = std::min(grid_.r_block, shape_.rows - cell.r0);
           cell.k0 = k * grid_.k_block;
@@ -198,6 +199,7 @@ class GemmLowering {
   const std::uint32_t esize_;
   const GemmShape shape_;
   const GemmGrid grid_;
+  const std::uint32_t first_tile_;
   std::vector<Cell> cells_;  // index (r * kg + k) * cg + c
 };
 
@@ -300,7 +302,8 @@ class AttentionLowering {
         heads_(op.heads), queries_(op.shared_query ? q_.rows : q_.rows / images_), keys_(kv_.rows / images_),
         grid_(plan_attention_grid(cx.machine, queries_, keys_, d_, heads_, std::max(1u, cx.tiles() / images_),
                                   cx.options.pins, op.name)),
-        qbs_(ceil_div(queries_, grid_.query_block)), kbs_(ceil_div(keys_, grid_.key_block)) {
+        qbs_(ceil_div(queries_, grid_.query_block)), kbs_(ceil_div(keys_, grid_.key_block)),
+        first_tile_(cx.tile_offset(op.name)) {
     cx.record_attention_key_block(op.attention_use, grid_.key_block);
     cx.record_attention_grid(op.name, grid_);
   }
@@ -328,7 +331,7 @@ class AttentionLowering {
         for (std::uint32_t qb = 0; qb < qbs_; ++qb)
           for (std::uint32_t kb = 0; kb < kbs_; ++kb) {
             Cell c{};
-            c.tile = (((b * heads_ + h) * qbs_ + qb) * kbs_ + kb) % cx_.tiles();
+            c.tile = ((((b * heads_ + h) * qbs_ + qb) * kbs_ + kb) + first_tile_) % cx_.tiles();
             c.image = b;
             c.h = h;
             c.qb = qb;
@@ -432,7 +435,7 @@ class AttentionLowering {
   const Distribution& kv_;
   const std::uint32_t images_, d_, heads_, queries_, keys_;
   const AttentionGrid grid_;
-  const std::uint32_t qbs_, kbs_;
+  const std::uint32_t qbs_, kbs_, first_tile_;
   std::vector<Cell> cells_;
 };
 

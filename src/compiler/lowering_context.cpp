@@ -220,7 +220,18 @@ void LoweringContext::record_attention_key_block(AttentionUse use, std::uint32_t
 }
 
 void LoweringContext::record_gemm_grid(const std::string& op_name, const GemmGrid& grid) {
-  out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits};
+  out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits, grid.column_quantum};
+}
+
+std::uint32_t LoweringContext::tile_offset(const std::string& op_name) {
+  const auto pin = options.pins.tile_offsets.find(op_name);
+  if (pin == options.pins.tile_offsets.end() || pin->second == 0) return 0;
+  if (pin->second >= tiles())
+    throw Error("compiler: pinned tile offset " + std::to_string(pin->second) + " for op " + op_name + ": the machine has " +
+                    std::to_string(tiles()) + " tiles",
+                kExitUsage);
+  out_.plan.tile_offsets[op_name] = pin->second;
+  return pin->second;
 }
 
 void LoweringContext::record_attention_grid(const std::string& op_name, const AttentionGrid& grid) {

@@ -67,6 +67,9 @@ class LoweringContext {
   // The grids used, per op: the plan `compile --write-plan` exports.
   void record_gemm_grid(const std::string& op_name, const GemmGrid& grid);
   void record_attention_grid(const std::string& op_name, const AttentionGrid& grid);
+  // The first tile of `op_name`'s cells (PlanPins::tile_offsets), recorded in the plan
+  // when not 0; a pin of tiles() or more is a usage error naming the op.
+  std::uint32_t tile_offset(const std::string& op_name);
 
   void place_input();
   Lowered finish();

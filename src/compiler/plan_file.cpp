@@ -13,11 +13,14 @@ namespace {
 using nlohmann::json;
 
 // A JSON object's keys must all be known: an unknown one is a typo the plan would ignore.
-void check_keys(const json& object, std::initializer_list<const char*> known, const std::string& where) {
+// `optional` keys may be missing.
+void check_keys(const json& object, std::initializer_list<const char*> known, const std::string& where,
+                std::initializer_list<const char*> optional = {}) {
   if (!object.is_object()) throw Error(where + ": expected an object");
   for (const auto& item : object.items()) {
     bool ok = false;
     for (const char* k : known) ok |= item.key() == k;
+    for (const char* k : optional) ok |= item.key() == k;
     if (!ok) throw Error(where + ": unknown field \"" + item.key() + "\"");
   }
   for (const char* k : known)
@@ -56,10 +59,14 @@ std::string plan_file_text(const PlanFile& plan) {
   j["tiles"] = plan.target.tiles;
   if (plan.exchange_stream_words != 0) j["exchange_stream_words"] = plan.exchange_stream_words;
   j["gemm"] = json::object();
-  for (const auto& [op, s] : plan.pins.gemm) j["gemm"][op] = {{"r", s.r}, {"k", s.k}, {"c", s.c}};
+  for (const auto& [op, s] : plan.pins.gemm) {
+    j["gemm"][op] = {{"r", s.r}, {"k", s.k}, {"c", s.c}};
+    if (s.column_quantum != 0) j["gemm"][op]["column_quantum"] = s.column_quantum;
+  }
   j["attention"] = json::object();
   for (const auto& [op, b] : plan.pins.attention)
     j["attention"][op] = {{"query_block", b.query_block}, {"key_block", b.key_block}};
+  if (!plan.pins.tile_offsets.empty()) j["tile_offsets"] = plan.pins.tile_offsets;
   return j.dump(1) + "\n";
 }
 
@@ -80,7 +87,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
     else
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "exchange_stream_words", "gemm", "attention"},
-                 source);
+                 source, {"tile_offsets"});
     PlanFile plan;
     if (!v1) {
       plan.exchange_stream_words = count_field(j, "exchange_stream_words", kMaxStreamWords, source);
@@ -92,15 +99,22 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
                    string_field(j, "machine", source), count_field(j, "tiles", 1u << 24, source)};
     for (const auto& [op, v] : j.at("gemm").items()) {
       const std::string where = source + ": gemm." + op;
-      check_keys(v, {"r", "k", "c"}, where);
+      check_keys(v, {"r", "k", "c"}, where, {"column_quantum"});
       plan.pins.gemm[op] = {count_field(v, "r", max_split, where), count_field(v, "k", max_split, where),
-                            count_field(v, "c", max_split, where)};
+                            count_field(v, "c", max_split, where),
+                            v.contains("column_quantum") ? count_field(v, "column_quantum", max_split, where) : 0};
     }
     for (const auto& [op, v] : j.at("attention").items()) {
       const std::string where = source + ": attention." + op;
       check_keys(v, {"query_block", "key_block"}, where);
       plan.pins.attention[op] = {count_field(v, "query_block", max_split, where),
                                  count_field(v, "key_block", max_split, where)};
+    }
+    if (j.contains("tile_offsets")) {
+      if (!j.at("tile_offsets").is_object()) throw Error(source + ": tile_offsets: expected an object");
+      for (const auto& [op, v] : j.at("tile_offsets").items())
+        plan.pins.tile_offsets[op] = count_field(j.at("tile_offsets"), op.c_str(), plan.target.tiles - 1,
+                                                 source + ": tile_offsets");
     }
     return plan;
   } catch (const json::exception& e) {

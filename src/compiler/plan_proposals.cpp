@@ -1,6 +1,7 @@
 #include "compiler/plan_proposals.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "support/error.hpp"
@@ -9,7 +10,8 @@ namespace tilevit::compiler {
 namespace {
 
 std::string splits_text(const GemmSplits& s) {
-  return std::to_string(s.r) + "x" + std::to_string(s.k) + "x" + std::to_string(s.c);
+  return std::to_string(s.r) + "x" + std::to_string(s.k) + "x" + std::to_string(s.c) +
+         (s.column_quantum ? "/" + std::to_string(s.column_quantum) : "");
 }
 std::string blocks_text(const AttentionBlocks& b) {
   return std::to_string(b.query_block) + "x" + std::to_string(b.key_block);
@@ -19,6 +21,27 @@ std::int64_t delta(std::uint64_t to, std::uint64_t from, std::uint32_t execution
   return (static_cast<std::int64_t>(to) - static_cast<std::int64_t>(from)) * executions;
 }
 
+// The op that reads the output of ops[i] through element-wise ops (bias, GELU, cast keep
+// their input's blocks): nullptr when another kind of op (a residual, a LayerNorm) reads it.
+const Op* block_consumer(const std::vector<Op>& ops, std::size_t i) {
+  int tensor = ops[i].output;
+  for (std::size_t j = i + 1; j < ops.size(); ++j) {
+    const Op& op = ops[j];
+    const bool reads = !op.inputs.empty() && op.inputs[0] == tensor;
+    if (op.kind == OpKind::attention && (reads || (op.inputs.size() > 1 && op.inputs[1] == tensor))) return &op;
+    if (!reads) continue;
+    if (op.kind == OpKind::gemm) return &op;
+    if (op.kind != OpKind::bias_add && op.kind != OpKind::gelu && op.kind != OpKind::cast_fp8) return nullptr;
+    tensor = op.output;
+  }
+  return nullptr;
+}
+
+GemmShape gemm_shape(const Graph& graph, const Op& op) {
+  const Tensor& w = graph.tensor(op.inputs[1]);
+  return GemmShape{graph.tensor(op.inputs[0]).rows, w.rows, w.cols, graph.numerics.role(op.role).fp8};
+}
+
 }  // namespace
 
 const char* to_string(Lever lever) {
@@ -26,6 +49,8 @@ const char* to_string(Lever lever) {
     case Lever::gemm_grid: return "gemm_grid";
     case Lever::attention_blocks: return "attention_blocks";
     case Lever::stream_words: return "stream_words";
+    case Lever::layout_match: return "layout_match";
+    case Lever::tile_offset: return "tile_offset";
   }
   return "?";
 }
@@ -34,6 +59,7 @@ std::string SearchPlan::key() const {
   std::string k = "W" + std::to_string(exchange_stream_words);
   for (const auto& [op, s] : pins.gemm) k += ";" + op + "=" + splits_text(s);
   for (const auto& [op, b] : pins.attention) k += ";" + op + "=" + blocks_text(b);
+  for (const auto& [op, t] : pins.tile_offsets) k += ";" + op + "@" + std::to_string(t);
   return k;
 }
 
@@ -44,16 +70,22 @@ std::string Move::identity() const {
 SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
   SearchPlan out = plan;
   switch (move.lever) {
-    case Lever::gemm_grid: out.pins.gemm[move.op] = move.gemm; break;
+    case Lever::gemm_grid:
+    case Lever::layout_match: out.pins.gemm[move.op] = move.gemm; break;
     case Lever::attention_blocks: out.pins.attention[move.op] = move.attention; break;
     case Lever::stream_words: out.exchange_stream_words = move.stream_words; break;
+    case Lever::tile_offset:
+      if (move.tile_offset == 0) out.pins.tile_offsets.erase(move.op);
+      else out.pins.tile_offsets[move.op] = move.tile_offset;
+      break;
   }
   return out;
 }
 
 std::string lever_value(const SearchPlan& plan, const Move& move) {
   switch (move.lever) {
-    case Lever::gemm_grid: {
+    case Lever::gemm_grid:
+    case Lever::layout_match: {
       const auto it = plan.pins.gemm.find(move.op);
       return it == plan.pins.gemm.end() ? "chosen" : splits_text(it->second);
     }
@@ -62,6 +94,10 @@ std::string lever_value(const SearchPlan& plan, const Move& move) {
       return it == plan.pins.attention.end() ? "chosen" : blocks_text(it->second);
     }
     case Lever::stream_words: return std::to_string(plan.exchange_stream_words);
+    case Lever::tile_offset: {
+      const auto it = plan.pins.tile_offsets.find(move.op);
+      return std::to_string(it == plan.pins.tile_offsets.end() ? 0u : it->second);
+    }
   }
   return "?";
 }
@@ -76,27 +112,41 @@ std::string to_string(const Change& c) {
 
 std::string move_value(const Move& move) {
   switch (move.lever) {
-    case Lever::gemm_grid: return splits_text(move.gemm);
+    case Lever::gemm_grid:
+    case Lever::layout_match: return splits_text(move.gemm);
     case Lever::attention_blocks: return blocks_text(move.attention);
     case Lever::stream_words: return std::to_string(move.stream_words);
+    case Lever::tile_offset: return std::to_string(move.tile_offset);
   }
   return "?";
 }
 
 std::vector<std::uint32_t> stream_word_ladder() {
-  // Largest first: waves run one after another, so in the exchange model a larger W is
-  // never slower; what it costs is table memory, which only placement can judge.
-  return {1u << 20, 16384, 4096, 2048, 1024, 512, 256};
+  // Fine steps near 1,024: on the scheduled exchange the cycles are not monotonic in W
+  // (the 8-step plan of the main job: 512 9,809,001, 768 9,663,069, 832 9,770,417, 896
+  // 9,655,315, 1,024 9,940,126, 2,048 and up slower; docs/experiments/plan-search-levers.md).
+  return {256, 384, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 4096, 16384, 1u << 20};
 }
 
 Proposals::Proposals(const Graph& graph, const target::MachineDescription& machine, const ProposalLimits& limits)
     : machine_(machine), per_op_(limits.per_op) {
   auto add_ops = [&](const std::vector<Op>& ops, std::uint32_t executions) {
-    for (const Op& op : ops) {
-      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}};
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}, {}, {}, 0};
       if (op.kind == OpKind::gemm) {
-        const Tensor& w = graph.tensor(op.inputs[1]);
-        c.gemm = GemmShape{graph.tensor(op.inputs[0]).rows, w.rows, w.cols, graph.numerics.role(op.role).fp8};
+        c.gemm = gemm_shape(graph, op);
+        if (const Op* consumer = block_consumer(ops, i)) {
+          // Heads start at multiples of head_dim in the QKV columns, so head blocks align.
+          const bool heads_align = consumer->kind == OpKind::attention && consumer->head_dim % 4 == 0 &&
+                                   consumer->q_col % consumer->head_dim == 0 &&
+                                   consumer->k_col % consumer->head_dim == 0 && consumer->v_col % consumer->head_dim == 0;
+          if (heads_align) c.consumer_head_dim = consumer->head_dim;
+          if (consumer->kind == OpKind::gemm) {
+            c.consumer_gemm = consumer->name;
+            c.consumer_shape = gemm_shape(graph, *consumer);
+          }
+        }
         screen_gemm(c);
       } else if (op.kind == OpKind::attention) {
         // The shapes lowering gives the op (lower_ops.cpp, AttentionLowering).
@@ -160,9 +210,64 @@ std::uint64_t Proposals::current_estimate(const OpChoices& op, const PlanPins& p
       .estimated_cycles;
 }
 
+std::uint32_t Proposals::consumer_block(const OpChoices& op, const PlanPins& pins) const {
+  if (op.consumer_head_dim != 0) return op.consumer_head_dim;
+  if (op.consumer_gemm.empty()) return 0;
+  const GemmGrid next = plan_gemm_grid(machine_, op.consumer_shape, op.tiles, pins, op.consumer_gemm);
+  // One K block covers the whole inner dimension: the consumer reads whole rows anyway.
+  return next.k_splits > 1 && next.k_block % 4 == 0 ? next.k_block : 0;
+}
+
+// The grids of `op` whose column blocks are its consumer's blocks in `plan`, best local
+// estimate first. The estimate cannot see what they save (the consumer's gather becomes
+// one run per block instead of one per row), so they are unmeasured proposals ranked
+// before every estimated one, ops run more often first (gap -executions, then their
+// order), each worth one try.
+void Proposals::add_layout_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+  const std::uint32_t quantum = consumer_block(op, plan.pins);
+  if (quantum == 0 || quantum >= op.gemm.columns) return;
+  std::vector<GemmGrid> grids;
+  for_each_gemm_grid(machine_, op.gemm, op.tiles, [&](const GemmGrid& g) { grids.push_back(g); }, quantum);
+  std::stable_sort(grids.begin(), grids.end(), [](const GemmGrid& a, const GemmGrid& b) {
+    return std::make_tuple(a.estimated_cycles, -std::int64_t(a.tiles())) <
+           std::make_tuple(b.estimated_cycles, -std::int64_t(b.tiles()));
+  });
+  const auto current = plan.pins.gemm.find(op.name);
+  std::uint32_t kept = 0;
+  for (std::size_t i = 0; i < grids.size() && kept < per_op_; ++i) {
+    const GemmGrid& g = grids[i];
+    Move m{Lever::layout_match, op.name, GemmSplits{g.r_splits, g.k_splits, g.c_splits, quantum}, {}, 0, 0, 0, false};
+    if (current != plan.pins.gemm.end() && move_value(m) == splits_text(current->second)) continue;
+    // The best matched grid of a loop-body op first; the others after the tile offsets.
+    m.estimated_gap = i == 0 && op.executions > 1 ? -double(op.executions) : -0.45 + 0.01 * double(i);
+    ++kept;
+    moves.push_back(std::move(m));
+  }
+}
+
+// First tiles for the ops of the loop body at a half, a quarter and three quarters of
+// the chip (measured on the main job: QKV at 729 -24,489 cycles, fc1 at 700 -52,380;
+// docs/experiments/plan-search-levers.md), and back to 0. Unmeasured and not estimated:
+// ranked after the layout matches, before every estimated move.
+void Proposals::add_offset_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+  if (op.executions < 2) return;  // the prologue's and epilogue's ops run once
+  const auto it = plan.pins.tile_offsets.find(op.name);
+  const std::uint32_t now = it == plan.pins.tile_offsets.end() ? 0 : it->second;
+  const std::uint32_t tiles = machine_.tiles;
+  double rank = 0;
+  for (std::uint32_t first : {tiles / 2, tiles / 4, tiles - tiles / 4, 0u}) {
+    if (first == now || first >= tiles) continue;
+    Move m{Lever::tile_offset, op.name, {}, {}, 0, 0, -0.5 + 0.01 * rank++, false};
+    m.tile_offset = first;
+    moves.push_back(std::move(m));
+  }
+}
+
 std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
   std::vector<Move> moves;
   for (const OpChoices& op : ops_) {
+    if (op.lever == Lever::gemm_grid) add_layout_moves(op, plan, moves);
+    add_offset_moves(op, plan, moves);
     if (op.alternatives.empty()) continue;
     const std::uint64_t current = current_estimate(op, plan.pins);
     const std::string now = lever_value(plan, op.alternatives[0]);
@@ -177,13 +282,19 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
       ++kept;
     }
   }
-  // Waves run one after another, so a smaller W is never faster in the exchange model:
-  // ranked last (gap 1), only a random pick tries one. A larger W has no local estimate.
-  for (std::uint32_t w : stream_word_ladder())
-    if (w > plan.exchange_stream_words)
-      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 0.0, false});
-    else if (w < plan.exchange_stream_words)
-      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, 1.0, true});
+  // W has no local estimate and the scheduled exchange's cycles are not monotonic in it:
+  // every other W is worth a try, the nearest first (gap -0.6, -0.55, ...): the two
+  // nearest before the tile offsets (-0.5), the rest interleaved with the other layout
+  // matches (-0.45 and up).
+  std::vector<std::uint32_t> ladder = stream_word_ladder();
+  const double now = std::log2(double(plan.exchange_stream_words));
+  std::stable_sort(ladder.begin(), ladder.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::abs(std::log2(double(a)) - now) < std::abs(std::log2(double(b)) - now);
+  });
+  double rank = 0;
+  for (std::uint32_t w : ladder)
+    if (w != plan.exchange_stream_words)
+      moves.push_back(Move{Lever::stream_words, "", {}, {}, w, 0, -0.6 + 0.05 * rank++, false});
   return moves;
 }
 

@@ -13,8 +13,11 @@
 
 namespace tilevit::compiler {
 
-enum class Lever : std::uint8_t { gemm_grid, attention_blocks, stream_words };
-inline constexpr std::size_t kLevers = 3;
+// layout_match: a GEMM grid whose column blocks are its consumer's input blocks (an
+// attention head, the next GEMM's K block; GemmSplits::column_quantum).
+// tile_offset: the first tile of a GEMM's or attention op's cells (PlanPins::tile_offsets).
+enum class Lever : std::uint8_t { gemm_grid, attention_blocks, stream_words, layout_match, tile_offset };
+inline constexpr std::size_t kLevers = 5;
 const char* to_string(Lever lever);
 
 // What the search varies: pins for every GEMM and attention op (the loop body's ops once,
@@ -41,6 +44,7 @@ struct Move {
   // sees it, whatever the op's size (the search screens unmeasured moves by it).
   double estimated_gap = 0;
   bool has_estimate = true;
+  std::uint32_t tile_offset = 0;
   std::string identity() const;  // lever, op and new value: the same change on any plan
 };
 
@@ -79,10 +83,19 @@ class Proposals {
     GemmShape gemm;
     std::uint32_t queries = 0, keys = 0, head_dim = 0, heads = 0, tiles = 0;
     std::vector<Move> alternatives;  // best estimate first
+    // The op reading this GEMM's output (through element-wise ops, which keep its blocks):
+    // a GEMM (its name and shape: its K block depends on the plan) or attention heads.
+    std::string consumer_gemm;
+    GemmShape consumer_shape;
+    std::uint32_t consumer_head_dim = 0;
   };
   std::uint64_t current_estimate(const OpChoices& op, const PlanPins& pins) const;
   void screen_gemm(OpChoices& op);
   void screen_attention(OpChoices& op, std::uint64_t max_tile_bytes);
+  // The columns of the blocks `op`'s consumer reads in `plan` (0: none to match).
+  std::uint32_t consumer_block(const OpChoices& op, const PlanPins& pins) const;
+  void add_layout_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
+  void add_offset_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
 
   const target::MachineDescription& machine_;
   std::uint32_t per_op_;

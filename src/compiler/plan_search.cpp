@@ -49,7 +49,9 @@ struct Proposal {
 // A change as the search learns from it: the same op going from the same value to the
 // same value, on any plan.
 std::string transition(const SearchPlan& from, const Move& move) {
-  return move.identity() + " from " + lever_value(from, move);
+  Move same = move;  // a layout match is a GEMM grid: learnt either way
+  if (same.lever == Lever::layout_match) same.lever = Lever::gemm_grid;
+  return same.identity() + " from " + lever_value(from, same);
 }
 
 std::string signed_text(std::int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); }
@@ -112,16 +114,23 @@ void Search::learn(const SearchPlan& parent, const Move& move, std::int64_t chan
   observed_.emplace(transition(parent, move), change);
   Move back = move;
   switch (move.lever) {
-    case Lever::gemm_grid: back.gemm = parent.pins.gemm.at(move.op); break;
+    case Lever::gemm_grid:
+    case Lever::layout_match: back.gemm = parent.pins.gemm.at(move.op); break;
     case Lever::attention_blocks: back.attention = parent.pins.attention.at(move.op); break;
     case Lever::stream_words: back.stream_words = parent.exchange_stream_words; break;
+    case Lever::tile_offset: {
+      const auto it = parent.pins.tile_offsets.find(move.op);
+      back.tile_offset = it == parent.pins.tile_offsets.end() ? 0 : it->second;
+      break;
+    }
   }
   observed_.emplace(transition(apply_move(parent, move), back), -change);
 }
 
 // The best plan with every single change measured faster than its parent applied (per op
 // and lever the largest gain): changes to different ops mostly add up, and one candidate
-// confirms them together. Nothing when fewer than two would change or the plan was seen.
+// confirms them together (a gain measured on another plan is not proposed again as a
+// child, so even one is worth merging). Nothing when none would change or the plan was seen.
 std::optional<Candidate> Search::merge_gains() const {
   std::map<std::string, std::pair<std::int64_t, const Move*>> gains;  // "lever op" -> best gain
   for (std::size_t i = 1; i < report_.candidates.size(); ++i) {
@@ -143,7 +152,7 @@ std::optional<Candidate> Search::merge_gains() const {
     merged.plan = apply_move(merged.plan, m);
   }
   merged.key = merged.plan.key();
-  if (merged.moves.size() < 2 || seen_.count(merged.key)) return std::nullopt;
+  if (merged.moves.empty() || seen_.count(merged.key)) return std::nullopt;
   return merged;
 }
 
@@ -188,11 +197,22 @@ std::vector<Candidate> Search::next_round(std::uint32_t slots) {
     round.push_back(pool[i].candidate);
   };
   const std::uint32_t random = pool.size() > slots ? std::min(options_.random_picks, slots - 1) : 0;
+  // The loop body's best layout matches first (gap -executions): the largest measured
+  // gains; then the best scored (W and tile offsets, unestimated, rank before estimated
+  // moves); then diversity among the estimated levers.
+  auto open_slot = [&] { return round.size() + random < slots; };
+  for (std::size_t i = 0; i < pool.size() && open_slot(); ++i)
+    if (pool[i].score <= -2.0 && !changes.count(pool[i].candidate.moves[0].identity())) take(i);
+  for (std::size_t i = 0; i < pool.size() && open_slot(); ++i)
+    if (!taken[i] && !changes.count(pool[i].candidate.moves[0].identity())) {
+      take(i);
+      break;
+    }
   for (std::size_t lever = 0; lever < kLevers && round.size() + random < slots; ++lever)
     for (std::size_t i = 0; i < pool.size(); ++i)
       if (static_cast<std::size_t>(pool[i].candidate.moves[0].lever) == lever &&
           !changes.count(pool[i].candidate.moves[0].identity())) {
-        if (pool[i].promising) take(i);
+        if (pool[i].promising && pool[i].candidate.moves[0].has_estimate) take(i);
         break;
       }
   for (std::size_t i = 0; i < pool.size() && round.size() + random < slots; ++i)

@@ -27,9 +27,11 @@ struct PlanSearchOptions {
   double max_seconds = 0;      // wall-clock cap on the search (0: none); reported when it cut the search
   std::uint64_t seed = 20;     // of the random picks
   std::uint32_t beam_width = 3;    // plans expanded each round
-  std::uint32_t round_size = 4;    // candidates per round (fewer when the budget ends)
+  // Candidates per round (fewer when the budget ends): 3, so the default 8 steps make
+  // three rounds and the last one merges what the first two measured.
+  std::uint32_t round_size = 3;
   std::uint32_t random_picks = 1;  // of them drawn at random from the rest of the proposals
-  std::uint32_t patience = 3;      // rounds without a better plan before the search stops
+  std::uint32_t patience = 5;      // rounds without a better plan before the search stops (of 3 candidates)
   std::uint32_t per_op = 6;        // screened alternatives kept per op
   std::uint32_t threads = 1;       // candidates compiled at once (the result does not depend on it)
   std::function<void(const std::string&)> progress;  // one line per event, may be empty

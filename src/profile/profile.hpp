@@ -58,6 +58,7 @@ struct Profile {
   std::uint32_t flop_per_cycle_fp16 = 0, flop_per_cycle_fp8 = 0;  // per tile: the peaks of achieved-vs-peak
   std::string package_sha256;  // hex; empty when not known
   std::string model;           // e.g. "so400m-patch14-378, 27 layers, batch 1"
+  std::string plan;            // where the package's plan came from (the viewers' header); may be empty
   compiler::ProfileDetail options;
   std::uint32_t loop_begin = 0, loop_end = 0, loop_count = 1;
   std::uint32_t steps = 0;     // supersteps in the program

@@ -33,6 +33,7 @@ nlohmann::json header_json(const Profile& p) {
             {"flop_per_cycle_fp8", p.flop_per_cycle_fp8}}},
           {"package_sha256", p.package_sha256},
           {"model", p.model},
+          {"plan", p.plan},
           {"granularity", compiler::to_string(p.options.granularity)},
           {"iterations_in_detail", p.options.iterations_in_detail},
           {"loop", {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}}},
@@ -57,6 +58,7 @@ void read_header(const nlohmann::json& j, Profile& p) {
   if (p.clock_hz == 0) throw Error("clock_hz is 0");
   p.package_sha256 = j.at("package_sha256").get<std::string>();
   p.model = j.at("model").get<std::string>();
+  p.plan = j.value("plan", std::string());  // optional: profiles written before it had none
   p.options.granularity = compiler::granularity_from_string(j.at("granularity").get<std::string>());
   p.options.iterations_in_detail = json_integer<std::uint32_t>(j.at("iterations_in_detail"), "iterations_in_detail");
   p.loop_begin = json_integer<std::uint32_t>(j.at("loop").at("begin"), "loop.begin");

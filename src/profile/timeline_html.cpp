@@ -95,6 +95,7 @@ nlohmann::json data_json(const Profile& p, const TimelinePeaks& peaks) {
   j["clock_hz"] = p.clock_hz;
   j["package_sha256"] = p.package_sha256;
   j["model"] = p.model;
+  j["plan"] = p.plan;
   j["granularity"] = std::string(compiler::to_string(p.options.granularity));
   j["iterations_in_detail"] = p.options.iterations_in_detail;
   j["loop"] = {p.loop_begin, p.loop_end, p.loop_count};
@@ -190,7 +191,8 @@ std::string render_timeline_html(const Profile& profile, const TimelinePeaks& pe
   for (const auto part : {web::timeline_data_js, web::timeline_draw_js, web::timeline_panels_js,
                           web::timeline_ui_js})
     script += std::string(part) + "\n";
-  fill(page, "TITLE", html_escape("tilevit timeline: " + profile.model + " on " + profile.machine_name));
+  fill(page, "TITLE", html_escape("tilevit timeline: " + profile.model + " on " + profile.machine_name +
+                                  (profile.plan.empty() ? "" : ", plan: " + profile.plan)));
   fill(page, "STYLE", "<style>\n" + std::string(web::timeline_css) + "</style>");
   fill(page, "DATA", "<script id=\"tilevit-data\" type=\"application/json\">" +
                          script_safe_json(data_json(profile, peak_flops_per_tile_cycle)) + "</script>");

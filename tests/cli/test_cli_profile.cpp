@@ -35,6 +35,8 @@ TEST(CliProfile, RunWritesAllViewsAndTheyDescribeTheSameCall) {
   const auto report = nlohmann::json::parse(read_all(out + "/run.json"));
   ASSERT_TRUE(report.contains("outputs"));
   EXPECT_EQ(report["outputs"]["model.html"]["bytes"].get<std::uint64_t>(), fs::file_size(out + "/model.html"));
+  // The header names the plan: the default search's.
+  EXPECT_NE(read_all(out + "/model.html").find("plan: searched, 8 candidates"), std::string::npos);  // the title
   const auto q = run_tilevit("profile query " + out + "/profile.tvprof --group-by kind --json");
   ASSERT_EQ(q.exit_code, 0) << q.err;
   const auto j = nlohmann::json::parse(q.out);

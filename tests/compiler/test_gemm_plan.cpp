@@ -159,6 +159,37 @@ TEST(PlanGemmGrid, PinnedSplitsAreUsedWithTheirBlocks) {
   expect_same_grid(g, GemmGrid{2, 2, 3, 5, 64, 16, estimate_gemm_cycles(m, s, 5, 2, 64, 16, 2)});
 }
 
+TEST(PlanGemmGrid, AColumnQuantumSetsTheColumnBlocks) {
+  const MachineDescription& m = target::test16();
+  const GemmShape s{10, 100, 40, true};
+  PlanPins pins;
+  pins.gemm["layer.qkv"] = GemmSplits{1, 2, 4, 12};  // 12-column blocks (an attention head), not 16
+  const GemmGrid g = plan_gemm_grid(m, s, 16, pins, "layer.qkv");
+  EXPECT_EQ(g.c_block, 12u);
+  EXPECT_EQ(g.column_quantum, 12u);
+  EXPECT_EQ(g.estimated_cycles, estimate_gemm_cycles(m, s, 10, 1, 64, 12, 2));
+  std::uint32_t visited = 0;
+  for_each_gemm_grid(m, s, 16, [&](const GemmGrid& grid) {
+    ++visited;
+    EXPECT_EQ(grid.c_splits, 4u);  // 40 columns in blocks of 12
+    EXPECT_EQ(grid.c_block, 12u);
+    EXPECT_EQ(grid.column_quantum, 12u);
+  }, 12);
+  EXPECT_GT(visited, 0u);
+}
+
+TEST(PlanGemmGrid, AColumnQuantumNotOfWholeWordsIsRejected) {
+  PlanPins pins;
+  pins.gemm["layer.qkv"] = GemmSplits{1, 1, 4, 10};
+  try {
+    plan_gemm_grid(target::test16(), GemmShape{10, 100, 40, true}, 16, pins, "layer.qkv");
+    ADD_FAILURE() << "a 10-column quantum accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find("column quantum 10 is not a multiple of 4"), std::string::npos) << e.what();
+  }
+}
+
 void expect_pin_rejected(const std::function<void()>& plan, const std::string& op, const std::string& why) {
   try {
     plan();

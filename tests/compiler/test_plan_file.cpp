@@ -80,6 +80,36 @@ TEST(PlanFile, StreamWordsRoundTripAndAVersionOneFileLeavesThemUnpinned) {
   EXPECT_EQ(compiler::parse_plan_file(v1, "p.json", 64).exchange_stream_words, 0u);
 }
 
+TEST(PlanFile, AColumnQuantumRoundTripsAndIsOptional) {
+  auto plan = small_plan();
+  plan.exchange_stream_words = 1024;
+  plan.pins.gemm["layer.qkv"].column_quantum = 8;
+  const auto text = compiler::plan_file_text(plan);
+  EXPECT_NE(text.find("\"column_quantum\": 8"), std::string::npos);
+  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).pins.gemm.at("layer.qkv").column_quantum, 8u);
+  plan.pins.gemm["layer.qkv"].column_quantum = 0;
+  const auto without = compiler::plan_file_text(plan);
+  EXPECT_EQ(without.find("column_quantum"), std::string::npos);
+  EXPECT_EQ(compiler::parse_plan_file(without, "p.json", 64).pins.gemm.at("layer.qkv").column_quantum, 0u);
+  const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
+                         R"("exchange_stream_words": 1024, "attention": {}, )";
+  EXPECT_NE(error_of(v2 + R"("gemm": {"layer.qkv": {"r": 1, "k": 1, "c": 1, "column_quantum": 0}}})")
+                .find("gemm.layer.qkv.column_quantum: expected a whole number in 1..64"),
+            std::string::npos);
+}
+
+TEST(PlanFile, TileOffsetsRoundTripAndStayOnTheMachine) {
+  auto plan = small_plan();
+  plan.exchange_stream_words = 1024;
+  plan.pins.tile_offsets["layer.qkv"] = 7;
+  const auto text = compiler::plan_file_text(plan);
+  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).pins.tile_offsets, plan.pins.tile_offsets);
+  const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
+                         R"("exchange_stream_words": 1024, "attention": {}, "gemm": {}, )";
+  EXPECT_NE(error_of(v2 + R"("tile_offsets": {"layer.qkv": 16}})").find("tile_offsets.layer.qkv: expected a whole number in 1..15"),
+            std::string::npos);
+}
+
 TEST(PlanFile, APlanForAnotherModelOrMachineIsRejected) {
   const auto plan = small_plan();
   const auto path = std::filesystem::temp_directory_path() / ("tilevit_plan_" + std::to_string(::getpid()) + ".json");

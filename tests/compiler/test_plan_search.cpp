@@ -5,6 +5,7 @@
 
 #include "compiler/plan_search.hpp"
 #include "small_model.hpp"
+#include "support/error.hpp"
 
 using namespace tilevit;
 using compiler::PlanSearchOptions;
@@ -132,6 +133,59 @@ TEST(PlanSearch, EveryProposalIsAPlanLoweringAccepts) {
     EXPECT_NE(compiler::apply_move(plan, m).key(), plan.key());
   }
   EXPECT_GT(proposals.screened(), moves.size());
+}
+
+// The QKV's consumer is attention: its layout moves cut the columns into whole heads,
+// and every one of them lowers.
+TEST(PlanSearch, LayoutMovesMatchTheConsumersBlocks) {
+  const auto graph = small_graph();
+  const compiler::Proposals proposals(graph, target::test16(), {});
+  const auto base = test_support::compile_small();
+  const compiler::SearchPlan plan{base.plan, 1024};
+  std::uint32_t qkv_moves = 0;
+  for (const auto& m : proposals.moves_from(plan)) {
+    if (m.lever != compiler::Lever::layout_match) continue;
+    EXPECT_NE(m.gemm.column_quantum, 0u) << m.identity();
+    EXPECT_FALSE(m.has_estimate);
+    EXPECT_LT(m.estimated_gap, 0.0);  // tried before estimated moves
+    if (m.op == "layer.qkv") {
+      ++qkv_moves;
+      EXPECT_EQ(m.gemm.column_quantum, static_cast<std::uint32_t>(graph.config.width / graph.config.heads)) << m.identity();
+    }
+    compiler::CompileOptions o;
+    o.pins = compiler::apply_move(plan, m).pins;
+    const auto compiled = test_support::compile_small(2, o);
+    EXPECT_EQ(compiled.plan.gemm.at(m.op).column_quantum, m.gemm.column_quantum);
+  }
+  EXPECT_GT(qkv_moves, 0u);
+}
+
+// The tiles of the QKV's GEMM calls in the loop body, in call order.
+std::vector<std::uint32_t> qkv_tiles(const compiler::CompiledModel& m) {
+  const auto& p = m.executable.program;
+  std::vector<std::uint32_t> tiles;
+  for (const auto& step : p.steps)
+    for (const auto& call : step.compute)
+      if (p.op_names[call.op] == "layer.qkv" && call.kind == compiler::KernelKind::gemm_fp8) tiles.push_back(call.tile);
+  return tiles;
+}
+
+TEST(PlanSearch, ATileOffsetMovesAnOpsCellsAndIsRecorded) {
+  compiler::CompileOptions o;
+  o.pins.tile_offsets["layer.qkv"] = 5;
+  const auto moved = test_support::compile_small(2, o);
+  const auto plain = test_support::compile_small();
+  const auto a = qkv_tiles(plain), b = qkv_tiles(moved);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], (a[i] + 5) % 16);
+  EXPECT_EQ(moved.plan.tile_offsets.at("layer.qkv"), 5u);
+  EXPECT_TRUE(plain.plan.tile_offsets.empty());
+  EXPECT_TRUE(test_support::verify_on_test16(moved).ok());
+  o.pins.tile_offsets["layer.qkv"] = 16;
+  EXPECT_THROW(test_support::compile_small(2, o), Error);  // past the last tile
+  o.pins.tile_offsets = {{"layer.nothing", 1}};
+  EXPECT_THROW(test_support::compile_small(2, o), Error);  // no such op
 }
 
 TEST(PlanBound, BelowEveryPlanAndGrowingWithTheLayers) {
