@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""The rows of docs/MODELS.md: every preset compiled for the C600 and run on the device model.
+
+Per preset: parameters, device weight bytes (FP8 GEMM weights, FP16 vectors), compile
+seconds (median of --runs), modelled cycles per call, peak bytes on the fullest tile,
+device cosine vs FP32 on the random test model (tilevit run, 1 inference), and with
+--torch the FP32 reference vs the independent PyTorch implementation at full size
+(tools/torch_vit_family.py for CLIP, DINOv2 and ViT, tools/torch_siglip.py for SigLIP;
+both float64, the same random model and one random preprocessed image).
+
+    bench/models_table.py [--preset P ...] [--runs N] [--torch] [--out bench/out/models.json]
+
+Run one at a time on a shared machine: each `run` is a full-size device-model inference.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "tilevit")
+PRESETS = ["siglip-b16-224", "siglip-b16-384", "siglip-l16-384", "so400m", "clip-b32", "clip-b16", "clip-l14",
+           "clip-l14-336", "dinov2-s", "dinov2-b", "dinov2-l", "dinov2-s-reg", "dinov2-b-reg", "dinov2-l-reg", "vit-b16"]
+
+
+def tilevit(*args):
+    r = subprocess.run([BIN, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
+    return r.stdout, None
+
+
+def cosine(a, b):
+    a, b = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def torch_row(preset, work):
+    """FP32 reference vs PyTorch float64 on one random image: (cosine, max abs error / max |y|)."""
+    shape_out, err = tilevit("compile", "--preset", preset, "--layers", "1", "--json")
+    if err:
+        return None, err
+    size = json.loads(shape_out)["image_size"]
+    directory = os.path.join(work, preset)
+    siglip = preset.startswith("siglip") or preset == "so400m"
+    target = directory + ".safetensors" if siglip else directory
+    _, err = tilevit("export-weights", target, "--preset", preset)
+    if err:
+        return None, err
+    from_dir = ["--preset", preset, "--weights", target] if siglip else ["--model", target]
+    image = os.path.join(work, preset + "_image.npy")
+    ref = os.path.join(work, preset + "_fp32.npy")
+    torch_out = os.path.join(work, preset + "_torch.npy")
+    if size == 0:
+        return None, "image size unknown"
+    np.save(image, (np.random.default_rng(1).standard_normal((3, size, size)) * 0.5).astype(np.float32))
+    _, err = tilevit("reference", "--fp32-only", *from_dir, "--image", image, "--save-fp32", ref)
+    if err:
+        return None, err
+    tool = "torch_siglip.py" if siglip else "torch_vit_family.py"
+    r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", tool), "run", target, "--image", image,
+                        "--out", torch_out], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, (r.stderr.strip().splitlines() or ["torch failed"])[-1]
+    y, t = np.load(ref), np.load(torch_out).reshape(np.load(ref).shape)
+    return {"cosine": cosine(y, t), "max_abs_error_rel": float(np.abs(y - t).max() / np.abs(t).max())}, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", action="append")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--torch", action="store_true")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "models.json"))
+    args = ap.parse_args()
+    work = os.path.join(ROOT, "bench", "out", "models")
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    for preset in args.preset or PRESETS:
+        row = {"preset": preset}
+        pkg = os.path.join(work, preset + ".tvpkg")
+        seconds = []
+        for _ in range(args.runs):
+            out, err = tilevit("compile", "--preset", preset, "--package", pkg, "--json")
+            if err:
+                row["compile_error"] = err
+                break
+            j = json.loads(out)
+            seconds.append(j["compile_seconds"])
+        if "compile_error" not in row:
+            row.update(parameters=j["parameters"], weight_bytes=j["unique_weight_bytes"],
+                       compile_seconds=statistics.median(seconds), modelled_cycles=j["estimated_cycles"],
+                       peak_tile_bytes=j["peak_tile_bytes"], tiles_used=j["tiles_used"])
+            out, err = tilevit("run", "--package", pkg, "--inferences", "1", "--no-profile", "--json",
+                               "--out", os.path.join(work, preset + "_run"))
+            if err:
+                row["run_error"] = err
+            else:
+                r = json.loads(out)
+                row["device_cosine"] = min(r["cosines"]) if "cosines" in r else r.get("min_cosine")
+        if args.torch:
+            t, err = torch_row(preset, work)
+            row["torch"] = t if t else {"error": err}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    with open(args.out, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
