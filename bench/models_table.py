@@ -8,7 +8,7 @@ device cosine vs FP32 on the random test model (tilevit run, 1 inference), and w
 (tools/torch_vit_family.py for CLIP, DINOv2 and ViT, tools/torch_siglip.py for SigLIP;
 both float64, the same random model and one random preprocessed image).
 
-    bench/models_table.py [--preset P ...] [--runs N] [--torch] [--out bench/out/models.json]
+    bench/models_table.py [--preset P ...] [--runs N] [--torch | --torch-only] [--out bench/out/models.json]
 
 Run one at a time on a shared machine: each `run` is a full-size device-model inference.
 """
@@ -62,12 +62,31 @@ def torch_row(preset, work):
     if err:
         return None, err
     tool = "torch_siglip.py" if siglip else "torch_vit_family.py"
+    # torch_siglip.py infers every size from the tensors but the head dim: 72 for So400m, 64 for B and L.
+    head_dim = ["--head-dim", "72" if preset == "so400m" else "64"] if siglip else []
     r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", tool), "run", target, "--image", image,
-                        "--out", torch_out], capture_output=True, text=True)
+                        *head_dim, "--out", torch_out], capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stderr.strip().splitlines() or ["torch failed"])[-1]
     y, t = np.load(ref), np.load(torch_out).reshape(np.load(ref).shape)
     return {"cosine": cosine(y, t), "max_abs_error_rel": float(np.abs(y - t).max() / np.abs(t).max())}, None
+
+
+def markdown(rows):
+    """docs/MODELS.md's table from the rows."""
+    lines = ["| preset | parameters | device weight bytes | compile s | modelled cycles | peak bytes/tile | device vs FP32 | FP32 vs PyTorch (cosine, max err / max abs) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        t = r.get("torch", {})
+        torch_text = (f"{t['cosine']:.9f}, {t['max_abs_error_rel']:.1e}" if "cosine" in t
+                      else t.get("error", "not measured"))
+        if "parameters" not in r:
+            lines.append(f"| {r['preset']} | {r.get('compile_error', '')} | | | | | | {torch_text} |")
+            continue
+        lines.append(f"| {r['preset']} | {r['parameters']:,} | {r['weight_bytes']:,} | {r['compile_seconds']:.2f} | "
+                     f"{r['modelled_cycles']:,} | {r['peak_tile_bytes']:,} | {r.get('device_cosine', r.get('run_error')):.6f} | "
+                     f"{torch_text} |")
+    return "\n".join(lines)
 
 
 def main():
@@ -75,8 +94,14 @@ def main():
     ap.add_argument("--preset", action="append")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--torch", action="store_true")
+    ap.add_argument("--torch-only", action="store_true", help="only the PyTorch comparison (no compile, no run)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "models.json"))
+    ap.add_argument("--markdown", metavar="JSON", help="print the table of a models.json written before, and stop")
     args = ap.parse_args()
+    if args.markdown:
+        with open(args.markdown) as f:
+            print(markdown(json.load(f)))
+        return 0
     work = os.path.join(ROOT, "bench", "out", "models")
     os.makedirs(work, exist_ok=True)
     rows = []
@@ -84,14 +109,14 @@ def main():
         row = {"preset": preset}
         pkg = os.path.join(work, preset + ".tvpkg")
         seconds = []
-        for _ in range(args.runs):
+        for _ in range(0 if args.torch_only else args.runs):
             out, err = tilevit("compile", "--preset", preset, "--package", pkg, "--json")
             if err:
                 row["compile_error"] = err
                 break
             j = json.loads(out)
             seconds.append(j["compile_seconds"])
-        if "compile_error" not in row:
+        if seconds:
             row.update(parameters=j["parameters"], weight_bytes=j["unique_weight_bytes"],
                        compile_seconds=statistics.median(seconds), modelled_cycles=j["estimated_cycles"],
                        peak_tile_bytes=j["peak_tile_bytes"], tiles_used=j["tiles_used"])
@@ -102,7 +127,7 @@ def main():
             else:
                 r = json.loads(out)
                 row["device_cosine"] = min(r["cosines"]) if "cosines" in r else r.get("min_cosine")
-        if args.torch:
+        if args.torch or args.torch_only:
             t, err = torch_row(preset, work)
             row["torch"] = t if t else {"error": err}
         print(json.dumps(row), flush=True)
