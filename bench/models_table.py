@@ -78,13 +78,14 @@ def markdown(rows):
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         t = r.get("torch", {})
-        torch_text = (f"{t['cosine']:.9f}, {t['max_abs_error_rel']:.1e}" if "cosine" in t
+        torch_text = (f"1 - {1 - t['cosine']:.1e}, {t['max_abs_error_rel']:.1e}" if "cosine" in t
                       else t.get("error", "not measured"))
+        device = f"{r['device_cosine']:.6f}" if "device_cosine" in r else r.get("run_error", "")
         if "parameters" not in r:
             lines.append(f"| {r['preset']} | {r.get('compile_error', '')} | | | | | | {torch_text} |")
             continue
         lines.append(f"| {r['preset']} | {r['parameters']:,} | {r['weight_bytes']:,} | {r['compile_seconds']:.2f} | "
-                     f"{r['modelled_cycles']:,} | {r['peak_tile_bytes']:,} | {r.get('device_cosine', r.get('run_error')):.6f} | "
+                     f"{r['modelled_cycles']:,} | {r['peak_tile_bytes']:,} | {device} | "
                      f"{torch_text} |")
     return "\n".join(lines)
 
@@ -95,6 +96,7 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--torch", action="store_true")
     ap.add_argument("--torch-only", action="store_true", help="only the PyTorch comparison (no compile, no run)")
+    ap.add_argument("--compile-only", action="store_true", help="no device run (compile figures only)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "models.json"))
     ap.add_argument("--markdown", metavar="JSON", help="print the table of a models.json written before, and stop")
     args = ap.parse_args()
@@ -120,8 +122,11 @@ def main():
             row.update(parameters=j["parameters"], weight_bytes=j["unique_weight_bytes"],
                        compile_seconds=statistics.median(seconds), modelled_cycles=j["estimated_cycles"],
                        peak_tile_bytes=j["peak_tile_bytes"], tiles_used=j["tiles_used"])
-            out, err = tilevit("run", "--package", pkg, "--inferences", "1", "--no-profile", "--json",
-                               "--out", os.path.join(work, preset + "_run"))
+            if args.compile_only:
+                out, err = None, "not run (--compile-only)"
+            else:
+                out, err = tilevit("run", "--package", pkg, "--inferences", "1", "--no-profile", "--json",
+                                   "--out", os.path.join(work, preset + "_run"))
             if err:
                 row["run_error"] = err
             else:
