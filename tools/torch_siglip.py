@@ -22,7 +22,7 @@ float32 (the peer benchmark / ONNX export).
 Command line (run with Debian's /usr/bin/python3):
     torch_siglip.py info     WEIGHTS.safetensors
     torch_siglip.py run      WEIGHTS.safetensors --image x.npy [--image ...] [--dtype float32]
-                             [--out emb.npy]
+                             [--head-dim 64] [--out emb.npy]
     torch_siglip.py export-onnx WEIGHTS.safetensors OUT.onnx
     torch_siglip.py selftest
 """
@@ -641,6 +641,7 @@ def main(argv=None) -> int:
     p.add_argument("--image", action="append", required=True)
     p.add_argument("--dtype", choices=["float64", "float32"], default="float64")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--head-dim", type=int, default=HEAD_DIM, help="72 for So400m, 64 for SigLIP B and L")
     p.add_argument("--out")
     p = sub.add_parser("export-onnx", help="float32 ONNX export (opset 17)")
     p.add_argument("weights")
@@ -663,7 +664,7 @@ def main(argv=None) -> int:
     if args.cmd == "run":
         if args.threads:
             torch.set_num_threads(args.threads)
-        model = load_model(args.weights, _dtype(args.dtype))
+        model = load_model(args.weights, _dtype(args.dtype), args.head_dim)
         y = embed(model, load_images(args.image))
         if args.out:
             np.save(args.out, y.astype(np.float32))

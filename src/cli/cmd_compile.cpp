@@ -89,6 +89,9 @@ struct CompileCommand {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto& s = compiled.stats;
     nlohmann::json j;
+    j["model"] = config.name;
+    j["parameters"] = config.parameter_count();
+    j["image_size"] = config.image_size;  // of a preprocessed input: [3, image_size, image_size]
     j["package_sha256"] = sha;
     j["package_bytes"] = package_bytes;
     if (!package.empty()) j["package"] = package;

@@ -82,18 +82,7 @@ struct ReferenceCommand {
       throw Error(package_file + " takes " + std::to_string(config.batch) + " images per call; " +
                       std::to_string(model.images.size()) + " --image given",
                   kExitUsage);
-    if (const std::string feature = config.feature_not_compiled(); !feature.empty() && !fp32_only) {
-      if (!save_device.empty())
-        throw Error("--save-device: the device numerics do not implement " + feature + " yet (FP32 reference only)",
-                    kExitUsage);
-      progress("FP32 reference only: the device numerics do not implement " + feature + " yet");
-      fp32_only = true;
-    }
-    // Pooled: [batch, width]; per-token outputs: [batch, tokens, width].
-    const std::vector<std::int64_t> out_shape =
-        config.output_rows() == 1
-            ? std::vector<std::int64_t>{config.batch, config.output_width()}
-            : std::vector<std::int64_t>{config.batch, config.output_rows(), config.output_width()};
+    const std::vector<std::int64_t> out_shape = config.output_shape();
     auto t0 = std::chrono::steady_clock::now();
     const auto images = model.load_images(config);  // a bad image fails before the weights load
     progress("loading weights (" + config.name + ", " + layers_text(config.layers) + ")");
@@ -124,8 +113,9 @@ struct ReferenceCommand {
       out["device_prepare_seconds"] = seconds_since(t0);
       std::vector<float> dev;
       const double device_seconds = median_seconds(repeat, [&] { dev = device.forward(images); });
-      if (!save_device.empty()) formats::write_npy(save_device, {config.batch, config.width}, dev);
-      const auto cmp = reference::compare_embeddings(dev, fp32, config.width);
+      if (!save_device.empty()) formats::write_npy(save_device, out_shape, dev);
+      // One cosine per image, over its whole output (all its tokens for per-token outputs).
+      const auto cmp = reference::compare_embeddings(dev, fp32, config.output_values_per_image());
       passed = cmp.all_finite && cmp.min_cosine > threshold;
       out["numerics"] = numerics.describe();
       out["splits"] = package_file.empty() ? "none: unsplit sums (--package P for the device's)" : "of " + package_file;

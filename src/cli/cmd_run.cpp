@@ -116,7 +116,7 @@ struct RunCommand {
         ->capture_default_str();
     app.add_option("--out", out_dir, "output directory (one run at a time; run.json lists every output's SHA-256)")
         ->capture_default_str();
-    app.add_option("--save-embeddings", save_embeddings, "also write the last call's embeddings as .npy [batch, width]");
+    app.add_option("--save-embeddings", save_embeddings, "also write the last call's embeddings as .npy [batch, width] (per-token outputs: [batch, tokens, width])");
     app.add_option("--min-cosine", threshold,
                    "pass threshold: every cosine must be above it (run.json: min_cosine_threshold)")
         ->check(finite_real(0, 1, true))
@@ -278,7 +278,7 @@ struct RunCommand {
       out.passed &= finite;
       call["finite"] = finite;
       if (reference_fp32) {
-        const auto cmp = reference::compare_embeddings(out.last, fp32, config.width);
+        const auto cmp = reference::compare_embeddings(out.last, fp32, config.output_values_per_image());
         call["cosines"] = cmp.cosines;
         for (double c : cmp.cosines) {
           out.cosines.push_back(c);
@@ -432,9 +432,9 @@ struct RunCommand {
     if (package.optimization) report["optimization"] = *package.optimization;
     report["outputs"] = nlohmann::json::object();
     if (package.path == out.path("model.tvpkg")) OutputDirectory::record(report["outputs"], "model.tvpkg", package.path);
-    formats::write_npy(out.path("embeddings.npy"), {config.batch, config.width}, calls.last);
+    formats::write_npy(out.path("embeddings.npy"), config.output_shape(), calls.last);
     OutputDirectory::record(report["outputs"], "embeddings.npy", out.path("embeddings.npy"));
-    if (!save_embeddings.empty()) formats::write_npy(save_embeddings, {config.batch, config.width}, calls.last);
+    if (!save_embeddings.empty()) formats::write_npy(save_embeddings, config.output_shape(), calls.last);
     report["weight_upload_seconds"] = weight_upload_seconds;
     report["calls"] = calls.report;
     report["device_cycles"] = calls.report[0]["device_cycles"];

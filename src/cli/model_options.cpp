@@ -120,12 +120,12 @@ model::NumericsConfig ModelOptions::numerics() const {
 
 model::ViTWeights ModelOptions::load_weights(const model::ViTConfig& config) const {
   if (!model_dir.empty()) {
-    // `run --package` takes its shape from the package: a checkpoint the compiler cannot
-    // compile yet is refused by name rather than searched for SigLIP tensors.
-    const std::string feature = checkpoint().config().feature_not_compiled();
-    if (!feature.empty() && config.feature_not_compiled().empty())
-      throw Error(model_dir + ": model " + checkpoint().config().name + " needs " + feature +
-                  ", which the compiler does not support yet");
+    // `run --package` takes its shape from the package: a checkpoint of another family is
+    // refused by name rather than searched for the package's tensor names.
+    const model::Family held = checkpoint().config().family;
+    if (held != config.family)
+      throw Error(model_dir + ": model " + checkpoint().config().name + " is a " + model::family_name(held) +
+                  " tower; the package was compiled for " + model::family_name(config.family), kExitBadInput);
     return model::load_weights(checkpoint(), config);
   }
   if (weights.empty()) return model::load_weights(model::RandomModelSource(config, seed), config);

@@ -16,6 +16,8 @@ const char* op_name(OpKind kind) {
     case OpKind::layernorm: return "layernorm";
     case OpKind::gelu: return "gelu";
     case OpKind::attention: return "attention";
+    case OpKind::scale_columns: return "scale_columns";
+    case OpKind::take_rows: return "take_rows";
   }
   return "?";
 }
@@ -45,14 +47,15 @@ struct Builder {
     return ops->back().output;
   }
 
-  // y = x W + b with the role's operand precision: an explicit cast for FP8 roles.
-  int linear(const std::string& name, int x, std::uint32_t out_cols, GemmRole role, bool per_layer) {
+  // y = x W [+ b] with the role's operand precision: an explicit cast for FP8 roles.
+  int linear(const std::string& name, int x, std::uint32_t out_cols, GemmRole role, bool per_layer, bool bias = true) {
     const auto rows = g.tensor(x).rows, k = g.tensor(x).cols;  // copies: g.tensors grows below
     const bool fp8 = g.numerics.role(role).fp8;
     const DType operand = fp8 ? DType::f143 : DType::f16;
     int a = x;
     if (fp8) a = emit({OpKind::cast_fp8, name + ".cast", {x}, activation(name + ".in8", rows, k, DType::f143), role});
     const int w = param(name + ".weight", k, out_cols, operand, per_layer, role);
+    if (!bias) return emit({OpKind::gemm, name, {a, w}, activation(name + ".acc", rows, out_cols), role});
     const int b = param(name + ".bias", 1, out_cols, DType::f16, per_layer);
     const int acc = emit({OpKind::gemm, name, {a, w}, activation(name + ".acc", rows, out_cols), role});
     return emit({OpKind::bias_add, name + ".bias", {acc, b}, activation(name + ".out", rows, out_cols)});
@@ -89,8 +92,63 @@ struct Builder {
 
   int mlp(const std::string& prefix, int h, GemmRole up, GemmRole down, bool per_layer) {
     const int u = linear(prefix + ".fc1", h, static_cast<std::uint32_t>(g.config.mlp), up, per_layer);
-    const int a = emit({OpKind::gelu, prefix + ".gelu", {u}, activation(prefix + ".gelu.out", g.tensor(u).rows, g.tensor(u).cols)});
+    Op gelu{OpKind::gelu, prefix + ".gelu", {u}, activation(prefix + ".gelu.out", g.tensor(u).rows, g.tensor(u).cols)};
+    gelu.activation = g.config.activation;
+    const int a = emit(gelu);
     return linear(prefix + ".fc2", a, static_cast<std::uint32_t>(g.config.width), down, per_layer);
+  }
+
+  // x * gamma[col] when the config has LayerScale (DINOv2), else x.
+  int layer_scale(const std::string& name, int x) {
+    if (!g.config.layer_scale) return x;
+    const std::uint32_t rows = g.tensor(x).rows, cols = g.tensor(x).cols;
+    const int gamma = param(name + ".scale", 1, cols, DType::f16, true);
+    return emit({OpKind::scale_columns, name, {x, gamma}, activation(name + ".out", rows, cols)});
+  }
+
+  // Patch rows -> token rows (see build_vit_graph).
+  int embedding(std::uint32_t rows) {
+    const auto w = static_cast<std::uint32_t>(g.config.width);
+    if (!g.config.class_token) {
+      const int pos = param("embeddings.position", rows, w, DType::f16, false);
+      return add("embeddings.add_position", linear("embeddings.patch", g.input, w, GemmRole::Embedding, false), pos);
+    }
+    const int addend = param("embeddings.token_addend", rows, w, DType::f16, false);
+    return add("embeddings.add_tokens", linear("embeddings.patch", g.input, w, GemmRole::Embedding, false, false), addend);
+  }
+
+  // SigLIP's MAP head over the final-LN tokens xn.
+  int map_head(int xn) {
+    const auto w = static_cast<std::uint32_t>(g.config.width);
+    const int probe = param("head.probe", 1, w, DType::f16, false);
+    const int q = linear("head.q", probe, w, GemmRole::MapQuery, false);
+    const int kv = linear("head.kv", xn, 2 * w, GemmRole::MapKv, false);
+    const int pooled = attention("head.attention", q, 0, kv, 0, w, static_cast<std::uint32_t>(g.config.batch),
+                                 AttentionUse::map_pooling);
+    const int a = linear("head.out", pooled, w, GemmRole::MapOut, false);
+    return add("head.residual", a, mlp("head.mlp", layernorm("head.ln", a, false), GemmRole::MapMlpUp,
+                                       GemmRole::MapMlpDown, false));
+  }
+
+  // Each image's class token after the final LayerNorm, then the projection if any.
+  int class_token_output(int x) {
+    const auto images = static_cast<std::uint32_t>(g.config.batch), w = static_cast<std::uint32_t>(g.config.width);
+    Op take{OpKind::take_rows, "pooled.class_token", {x}, activation("pooled.class_token.out", images, w)};
+    take.row_stride = static_cast<std::uint32_t>(g.config.tokens());
+    const int y = layernorm("post_layernorm", emit(take), false);
+    if (g.config.projection_dim == 0) return y;
+    return linear("projection", y, static_cast<std::uint32_t>(g.config.projection_dim), GemmRole::Projection, false, false);
+  }
+
+  int output(int x) {
+    switch (g.config.pooling) {
+      case model::Pooling::map_head: return map_head(layernorm("post_layernorm", x, false));
+      case model::Pooling::class_token: return class_token_output(x);
+      case model::Pooling::tokens:  // CLIP's post_layernorm touches only the pooled token
+        return g.config.family == model::Family::clip ? x : layernorm("post_layernorm", x, false);
+      case model::Pooling::hidden_state: return x;
+    }
+    throw Error("compiler: unknown pooling", kExitInternal);
   }
 };
 
@@ -98,40 +156,30 @@ struct Builder {
 
 Graph build_vit_graph(const model::ViTConfig& c, const model::NumericsConfig& numerics) {
   c.validate();
-  if (const std::string feature = c.feature_not_compiled(); !feature.empty())
-    throw Error("model " + c.name + " needs " + feature + ", which the compiler does not support yet");
   Graph g;
   g.config = c;
   g.numerics = numerics;
   g.loop_count = static_cast<std::uint32_t>(c.layers);
-  const auto tokens = static_cast<std::uint32_t>(c.patches() * c.batch);
+  const auto tokens = static_cast<std::uint32_t>(c.tokens() * c.batch);
   const auto w = static_cast<std::uint32_t>(c.width);
 
   Builder b{g, &g.prologue};
   g.input = g.add_tensor({"image.patches", tokens, static_cast<std::uint32_t>(c.patch_dim()), DType::f16, TensorKind::input});
-  const int pos = b.param("embeddings.position", tokens, w, DType::f16, false);
-  int x = b.add("embeddings.add_position", b.linear("embeddings.patch", g.input, w, GemmRole::Embedding, false), pos);
+  int x = b.embedding(tokens);
+  if (c.pre_layernorm) x = b.layernorm("pre_layernorm", x, false);
 
   b.ops = &g.body;
   const int h1 = b.layernorm("layer.ln1", x, true);
   const int qkv = b.linear("layer.qkv", h1, 3 * w, GemmRole::Qkv, true);
   const int attn = b.attention("layer.attention", qkv, 0, qkv, w, 2 * w, tokens, AttentionUse::encoder);
-  const int x1 = b.add("layer.residual1", x, b.linear("layer.out", attn, w, GemmRole::AttentionOut, true));
+  const int x1 = b.add("layer.residual1", x, b.layer_scale("layer.ls1", b.linear("layer.out", attn, w, GemmRole::AttentionOut, true)));
   const int h2 = b.layernorm("layer.ln2", x1, true);
-  const int x2 = b.add("layer.residual2", x1, b.mlp("layer.mlp", h2, GemmRole::MlpUp, GemmRole::MlpDown, true));
+  const int x2 = b.add("layer.residual2", x1,
+                       b.layer_scale("layer.ls2", b.mlp("layer.mlp", h2, GemmRole::MlpUp, GemmRole::MlpDown, true)));
   // The loop carries x: the body's result is the next iteration's input (lowering binds them).
-  (void)x2;
 
   b.ops = &g.epilogue;
-  const int xn = b.layernorm("post_layernorm", x2, false);
-  const int probe = b.param("head.probe", 1, w, DType::f16, false);
-  const int q = b.linear("head.q", probe, w, GemmRole::MapQuery, false);
-  const int kv = b.linear("head.kv", xn, 2 * w, GemmRole::MapKv, false);
-  const int pooled = b.attention("head.attention", q, 0, kv, 0, w, static_cast<std::uint32_t>(c.batch),
-                                   AttentionUse::map_pooling);
-  const int a = b.linear("head.out", pooled, w, GemmRole::MapOut, false);
-  const int y = b.add("head.residual", a, b.mlp("head.mlp", b.layernorm("head.ln", a, false), GemmRole::MapMlpUp,
-                                                 GemmRole::MapMlpDown, false));
+  const int y = b.output(x2);
   g.tensors[static_cast<std::size_t>(y)].kind = TensorKind::output;
   g.output = y;
   return g;

@@ -39,8 +39,11 @@ enum class OpKind : std::uint8_t {
   bias_add,       // out = in + bias[col] (f16)
   add,            // out = a + b (f16), same shape; b may be a parameter (position embedding)
   layernorm,      // rows, FP32 statistics; gamma, beta parameters
-  gelu,           // tanh form
+  gelu,           // the config's activation (Op::activation): tanh GELU, erf GELU or quick_gelu
   attention,      // 16-head softmax(Q K^T * scale) V; inputs q, k, v tensors with a column offset
+  // After SigLIP's ops, so their numbers stay.
+  scale_columns,  // out = in * scale[col] (f16), scale a parameter: LayerScale
+  take_rows,      // out row i = in row i * row_stride: each image's class token (data movement only)
 };
 const char* op_name(OpKind kind);
 
@@ -62,6 +65,8 @@ struct Op {
   bool shared_query = false;
   AttentionUse attention_use = AttentionUse::encoder;
   float eps = 0;                // layernorm
+  model::Activation activation = model::Activation::gelu_tanh;  // gelu
+  std::uint32_t row_stride = 0;  // take_rows
 };
 
 struct Graph {
@@ -76,10 +81,14 @@ struct Graph {
   const Tensor& tensor(int id) const { return tensors.at(static_cast<std::size_t>(id)); }
 };
 
-// SigLIP vision tower: embedding, `config.layers` encoder layers as one loop, post-LN,
-// MAP head. Rows are batch x patches (the batch's tokens stacked); the position
-// embedding tensor has batch x patches rows too, the host uploading the checkpoint's
-// rows once per image.
+// A ViT vision tower: embedding, `config.layers` encoder layers as one loop, then the
+// config's output (docs/COMPILER.md). Rows are batch x tokens (the batch's tokens
+// stacked). SigLIP: patch GEMM + bias, + position embedding (batch x patches rows, the
+// host uploading the checkpoint's rows once per image). With a class token the input
+// holds a zero row where each class or register token goes, the patch GEMM has no bias,
+// and the host uploads one addend per token: class token + position 0, the registers,
+// position + patch bias (model::token_addend), so the GEMM output plus the addend is the
+// token sequence.
 Graph build_vit_graph(const model::ViTConfig& config, const model::NumericsConfig& numerics);
 
 }  // namespace tilevit::compiler

@@ -82,6 +82,16 @@ std::uint64_t values_uncalibrated(const MachineDescription& m, S s) {
 }
 std::uint64_t all_uncalibrated(const MachineDescription& m, S s) { return combine_cost(m, s); }
 
+// The other families' element-wise kernels have no measurement. Their costs are the
+// nearest measured kernel's at the same element count: the tanh GELU's for the erf GELU
+// (two short polynomials and a divide against tanh's exp polynomial and divide) and for
+// quick_gelu (one exp and a divide); the add's for the per-channel multiply (the same
+// loads, one vector operation and a store per element, as bias_add). All uncalibrated.
+std::uint64_t derived_gelu_cost(const MachineDescription& m, S s) { return target::gelu_cycles(m, s[Dim::count]); }
+std::uint64_t derived_scale_cost(const MachineDescription& m, S s) { return target::add_cycles(m, rows_x_cols(s)); }
+template <Cost C>
+std::uint64_t wholly_uncalibrated(const MachineDescription& m, S s) { return C(m, s); }
+
 // The GEMM kinds differ only in operand type and matrix-unit rate.
 template <Precision P>
 constexpr KernelKindInfo gemm(KernelKind kind, const char* name, DType operands, std::uint32_t code_bytes) {
@@ -147,6 +157,16 @@ constexpr std::array<KernelKindInfo, kKernelKinds> kTable = {{
        return s[Dim::rows] * (s[Dim::head_dim] + 1) * (blocks > 0 ? blocks - 1 : 0) + s[Dim::rows] * s[Dim::head_dim];
      },
      1024},
+    {KernelKind::gelu_erf, "gelu_erf", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f16, count)}, 2,
+     derived_gelu_cost, wholly_uncalibrated<derived_gelu_cost>,
+     [](S s) { return 8 * s[Dim::count]; }, 1024},  // scale, erf's two polynomials and divide, 1 +, two products
+    {KernelKind::quick_gelu, "quick_gelu", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f16, count)}, 2,
+     derived_gelu_cost, wholly_uncalibrated<derived_gelu_cost>,
+     [](S s) { return 4 * s[Dim::count]; }, 1024},  // product, exp, 1 +, divide
+    {KernelKind::scale_columns, "scale_columns", {Dim::rows, Dim::cols}, 2,
+     {in("in", DType::f16, rows_x_cols), in("scale", DType::f16, [](S s) { return s[Dim::cols]; }),
+      out("out", DType::f16, rows_x_cols)}, 3,
+     derived_scale_cost, wholly_uncalibrated<derived_scale_cost>, rows_x_cols, 1024},
 }};
 
 constexpr bool one_entry_per_kind_in_order() {
@@ -156,7 +176,7 @@ constexpr bool one_entry_per_kind_in_order() {
   return true;
 }
 static_assert(one_entry_per_kind_in_order(), "kernel table: one entry per KernelKind, in enum order");
-static_assert(static_cast<std::size_t>(KernelKind::attention_combine) + 1 == kKernelKinds, "kKernelKinds");
+static_assert(static_cast<std::size_t>(KernelKind::scale_columns) + 1 == kKernelKinds, "kKernelKinds");
 
 }  // namespace
 

@@ -31,8 +31,12 @@ enum class KernelKind : std::uint8_t {
   attention_scores,   // key-major scores (Q K^T) * scale of one head's query and key blocks, + row maxima
   attention_values,   // with every block's maxima: p = fp16(exp(s - max)), partial {P.V, sum} per row
   attention_combine,  // key blocks' partials summed in block order -> fp16(o / l)
+  // The other families' kernels (CLIP, DINOv2, ViT), after SigLIP's so their numbers stay.
+  gelu_erf,           // exact (erf) GELU, f16 -> f16
+  quick_gelu,         // x * sigmoid(1.702 x), f16 -> f16
+  scale_columns,      // out[rows,cols] = fp16(in * scale[col]): LayerScale
 };
-inline constexpr std::size_t kKernelKinds = 11;
+inline constexpr std::size_t kKernelKinds = 14;
 
 // The extents a kernel kind is parameterised by. A call stores the values of its kind's
 // dims in KernelKindInfo::dims order (KernelDims); everything else reads them by name.

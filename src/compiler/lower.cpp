@@ -36,6 +36,7 @@ void lower_gemm(LoweringContext& cx, const Op& op);
 void lower_attention(LoweringContext& cx, const Op& op);
 void lower_elementwise(LoweringContext& cx, const Op& op);
 void lower_layernorm(LoweringContext& cx, const Op& op);
+void lower_take_rows(LoweringContext& cx, const Op& op);
 
 Lowered lower(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options) {
   check_pins_name_ops(graph, options.pins);
@@ -48,7 +49,9 @@ Lowered lower(const Graph& graph, const target::MachineDescription& machine, con
         case OpKind::gemm: lower_gemm(cx, op); break;
         case OpKind::attention: lower_attention(cx, op); break;
         case OpKind::layernorm: lower_layernorm(cx, op); break;
+        case OpKind::take_rows: lower_take_rows(cx, op); break;
         case OpKind::cast_fp8:
+        case OpKind::scale_columns:
         case OpKind::bias_add:
         case OpKind::add:
         case OpKind::gelu: lower_elementwise(cx, op); break;

@@ -222,12 +222,14 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
       cx.set_dist(op.output, std::move(out));
       return;
     }
-    case OpKind::bias_add: {
+    case OpKind::bias_add:
+    case OpKind::scale_columns: {  // per-column vector, resident on each block's tile
       const Distribution d = in;  // in place
+      const KernelKind kind = op.kind == OpKind::bias_add ? KernelKind::bias_add : KernelKind::scale_columns;
       for (const Block& b : d.blocks) {
         std::uint32_t stride = 0;
         const std::uint32_t bias = cx.resident_weight(op.inputs[1], b.tile, 0, 1, b.col0, b.cols, RegionNeed::any, &stride);
-        cx.add_call(call(KernelKind::bias_add, b.tile, {{Dim::rows, b.rows}, {Dim::cols, b.cols}},
+        cx.add_call(call(kind, b.tile, {{Dim::rows, b.rows}, {Dim::cols, b.cols}},
                          {whole(cx, b, DType::f16), cx.operand(bias, 0, b.cols * 2, stride), whole(cx, b, DType::f16)}));
       }
       cx.set_dist(op.output, d);
@@ -235,8 +237,11 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
     }
     case OpKind::gelu: {
       const Distribution d = in;
+      const KernelKind kind = op.activation == model::Activation::gelu_erf     ? KernelKind::gelu_erf
+                              : op.activation == model::Activation::quick_gelu ? KernelKind::quick_gelu
+                                                                               : KernelKind::gelu;
       for (const Block& b : d.blocks)
-        cx.add_call(call(KernelKind::gelu, b.tile, {{Dim::count, b.rows * b.cols}}, {whole(cx, b, DType::f16), whole(cx, b, DType::f16)}));
+        cx.add_call(call(kind, b.tile, {{Dim::count, b.rows * b.cols}}, {whole(cx, b, DType::f16), whole(cx, b, DType::f16)}));
       cx.set_dist(op.output, d);
       return;
     }
@@ -265,6 +270,26 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
     default:
       throw Error("compiler: not an element-wise op: " + op.name, kExitInternal);
   }
+}
+
+// Rows 0, stride, 2 x stride, ... of the input, stacked (each image's class token): a
+// gather only, an exchange phase of its own.
+void lower_take_rows(LoweringContext& cx, const Op& op) {
+  const Distribution& in = cx.dist(op.inputs[0]);
+  const Tensor& out_tensor = cx.graph.tensor(op.output);
+  Distribution out = cx.allocate_like(cx.row_split(out_tensor.rows, in.cols, in.dtype), op.name + ".out", in.dtype);
+  const std::uint32_t row_bytes = in.cols * dtype_bytes(in.dtype);
+  std::vector<Need> needs;
+  for (const Block& b : out.blocks)
+    for (std::uint32_t r = 0; r < b.rows; ++r)
+      needs.push_back(Need{b.tile, b.allocation, r * row_bytes, (b.row0 + r) * op.row_stride, 1, 0, in.cols});
+  std::vector<Transfer> transfers;
+  plan_transfers(in, needs, transfers);
+  cx.add_transfers(std::move(transfers));
+  // No kernel closes this exchange: the next op's gathers read these rows, so they go
+  // into the next superstep's exchange.
+  cx.close_step_if_exchanging();
+  cx.set_dist(op.output, std::move(out));
 }
 
 void lower_layernorm(LoweringContext& cx, const Op& op) {

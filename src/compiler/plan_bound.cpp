@@ -48,7 +48,9 @@ OpWork op_work(const Graph& g, const target::MachineDescription& m, const Op& op
       w.vector = marginal([&](std::uint64_t r) { return target::layernorm_cycles(m, r, out.cols); }, out.rows);
       break;
     case OpKind::gelu: w.vector = marginal([&](std::uint64_t n) { return target::gelu_cycles(m, n); }, elements); break;
+    case OpKind::take_rows: break;  // data movement only
     case OpKind::bias_add:
+    case OpKind::scale_columns:
     case OpKind::add: w.vector = marginal([&](std::uint64_t n) { return target::add_cycles(m, n); }, elements); break;
     case OpKind::cast_fp8:
       w.vector = marginal([&](std::uint64_t n) { return target::cast_fp16_fp8_cycles(m, n); }, elements);

@@ -13,7 +13,7 @@
 #include "compiler/exchange_schedule.hpp"
 #include "device/kernels.hpp"
 #include "device/weight_values.hpp"
-#include "model/patches.hpp"
+#include "model/token_embedding.hpp"
 
 namespace tilevit::device {
 namespace {
@@ -206,7 +206,7 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
   auto t0 = std::chrono::steady_clock::now();
   std::vector<float> patches;
   for (const auto& image : images) {
-    const auto rows = model::patch_rows(config, image);
+    const auto rows = model::token_input_rows(config, image);
     patches.insert(patches.end(), rows.begin(), rows.end());
   }
   const std::uint32_t patch_dim = static_cast<std::uint32_t>(config.patch_dim());
@@ -233,17 +233,19 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
   t.execute_seconds = since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  std::vector<float> out(static_cast<std::size_t>(config.batch) * config.width, NAN);
+  // [batch * output rows][output width]: one row per image when pooled, else its tokens.
+  const std::uint32_t out_rows = std::uint32_t(config.batch * config.output_rows()), out_cols = std::uint32_t(config.output_width());
+  std::vector<float> out(std::size_t(out_rows) * out_cols, NAN);
   for (const auto& b : pkg_.bindings) {
     if (b.direction != compiler::HostBinding::Direction::output) continue;
-    if (b.row0 + b.rows > std::uint32_t(config.batch) || b.col0 + b.cols > std::uint32_t(config.width))
+    if (b.row0 + b.rows > out_rows || b.col0 + b.cols > out_cols)
       throw Error("package: output binding outside the embedding", kExitBadInput);
     AccessContext ctx{b.tile, 0, "download", "embedding binding"};
     const std::uint8_t* src = sram_at(tile_sram(b.tile), pkg_.machine,
                                       std::uint64_t(pkg_.program.allocations.at(b.allocation).address) + b.offset,
                                       std::uint64_t(b.rows) * b.cols * 2, ctx);
     for (std::uint32_t r = 0; r < b.rows; ++r)
-      load_f16(src + std::size_t(r) * b.cols * 2, &out[(b.row0 + r) * std::size_t(config.width) + b.col0], b.cols);
+      load_f16(src + std::size_t(r) * b.cols * 2, &out[(b.row0 + r) * std::size_t(out_cols) + b.col0], b.cols);
   }
   t.download_seconds = since(t0);
   if (timing) *timing = t;

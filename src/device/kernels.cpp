@@ -203,12 +203,23 @@ void run_layernorm(KernelRun& k) {
   store_f16(k.operand(3), y.data(), y.size());
 }
 
-void run_gelu(KernelRun& k) {
+// An element-wise activation f16 -> f16 through a float copy (in place or apart).
+template <void (*Activation)(const float*, float*, std::size_t)>
+void run_activation(KernelRun& k) {
   const std::size_t n = k.dim(Dim::count);
   const Buf x = k.buf(n);
   load_f16(k.operand(0), x.data(), n);
-  numerics::device_gelu(x.data(), x.data(), n);
+  Activation(x.data(), x.data(), n);
   store_f16(k.operand(1), x.data(), n);
+}
+
+void run_scale_columns(KernelRun& k) {
+  const std::size_t rows = k.dim(Dim::rows), cols = k.dim(Dim::cols), n = rows * cols;
+  const Buf x = k.buf(n), scale = k.buf(cols);
+  load_f16(k.operand(0), x.data(), n);
+  load_f16(k.operand(1), scale.data(), cols);
+  for (std::size_t r = 0; r < rows; ++r) numerics::device_multiply(&x[r * cols], scale.data(), &x[r * cols], cols);
+  store_f16(k.operand(2), x.data(), n);
 }
 
 void run_cast_fp8(KernelRun& k) {
@@ -293,11 +304,14 @@ constexpr std::array<Executor, compiler::kKernelKinds> kExecutors = {{
     {KernelKind::bias_add, run_bias_add},
     {KernelKind::add, run_add},
     {KernelKind::layernorm, run_layernorm},
-    {KernelKind::gelu, run_gelu},
+    {KernelKind::gelu, run_activation<numerics::device_gelu>},
     {KernelKind::cast_fp8, run_cast_fp8},
     {KernelKind::attention_scores, run_attention_scores},
     {KernelKind::attention_values, run_attention_values},
     {KernelKind::attention_combine, run_attention_combine},
+    {KernelKind::gelu_erf, run_activation<numerics::device_gelu_erf>},
+    {KernelKind::quick_gelu, run_activation<numerics::device_quick_gelu>},
+    {KernelKind::scale_columns, run_scale_columns},
 }};
 constexpr bool one_executor_per_kind_in_order() {
   for (std::size_t i = 0; i < kExecutors.size(); ++i)

@@ -1,6 +1,7 @@
 #include "device/weight_values.hpp"
 
 #include "device/sram.hpp"
+#include "model/token_embedding.hpp"
 
 namespace tilevit::device {
 namespace {
@@ -14,11 +15,14 @@ WeightValues::WeightValues(const model::ViTWeights& weights, const compiler::Exe
   const auto& a = weights.config;
   const auto& b = package.config;
   if (a.width != b.width || a.mlp != b.mlp || a.heads != b.heads || a.patches() != b.patches() ||
-      a.patch_dim() != b.patch_dim() || static_cast<int>(weights.layers.size()) < b.layers)
+      a.patch_dim() != b.patch_dim() || static_cast<int>(weights.layers.size()) < b.layers || a.family != b.family ||
+      a.tokens() != b.tokens() || a.projection_dim != b.projection_dim || a.layer_scale != b.layer_scale ||
+      a.pre_layernorm != b.pre_layernorm)
     throw Error("package was compiled for " + b.name + " (width " + std::to_string(b.width) + ", " +
                     std::to_string(b.layers) + " layers); the weights are " + a.name + " (width " +
                     std::to_string(a.width) + ", " + std::to_string(weights.layers.size()) + " layers)",
                 kExitBadInput);
+  if (b.class_token) token_addend_ = model::token_addend(weights);
 }
 
 WeightValues::Source WeightValues::source(const compiler::Tensor& t, std::uint32_t layer) const {
@@ -33,7 +37,11 @@ WeightValues::Source WeightValues::source(const compiler::Tensor& t, std::uint32
   if (n == "embeddings.position")
     return Source{&w_.position, static_cast<std::uint32_t>(w_.config.width), false,
                   static_cast<std::uint32_t>(w_.config.patches())};
+  if (n == "embeddings.token_addend")
+    return Source{&token_addend_, static_cast<std::uint32_t>(w_.config.width), false,
+                  static_cast<std::uint32_t>(w_.config.tokens())};
   if (starts_with(n, "embeddings.patch.")) return linear(w_.patch_embedding);
+  if (starts_with(n, "pre_layernorm.")) return norm(w_.pre_ln);
   if (starts_with(n, "layer.")) {
     const auto& l = w_.layers.at(layer);
     if (starts_with(n, "layer.ln1.")) return norm(l.ln1);
@@ -42,8 +50,11 @@ WeightValues::Source WeightValues::source(const compiler::Tensor& t, std::uint32
     if (starts_with(n, "layer.out.")) return linear(l.out);
     if (starts_with(n, "layer.mlp.fc1.")) return linear(l.fc1);
     if (starts_with(n, "layer.mlp.fc2.")) return linear(l.fc2);
+    if (n == "layer.ls1.scale") return Source{&l.ls1, 0, false, 0};
+    if (n == "layer.ls2.scale") return Source{&l.ls2, 0, false, 0};
   }
   if (starts_with(n, "post_layernorm.")) return norm(w_.post_ln);
+  if (n == "projection.weight") return linear(w_.projection);
   if (n == "head.probe") return Source{&w_.head.probe, 0, false, 0};
   if (starts_with(n, "head.q.")) return linear(w_.head.q);
   if (starts_with(n, "head.kv.")) return linear(w_.head.kv);

@@ -29,6 +29,8 @@ class WeightValues {
   Source source(const compiler::Tensor& tensor, std::uint32_t layer) const;
   const model::ViTWeights& w_;
   const compiler::Executable& pkg_;
+  std::vector<float> token_addend_;  // model::token_addend, with a class token
+
 };
 
 }  // namespace tilevit::device

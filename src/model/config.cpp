@@ -43,6 +43,11 @@ int ViTConfig::output_width() const {
   return pooling == Pooling::class_token && projection_dim > 0 ? projection_dim : width;
 }
 
+std::vector<std::int64_t> ViTConfig::output_shape() const {
+  if (output_rows() == 1) return {batch, output_width()};
+  return {batch, output_rows(), output_width()};
+}
+
 std::int64_t ViTConfig::parameter_count() const {
   const std::int64_t w = width, m = mlp, p = patch_dim();
   const std::int64_t layer = 2 * 2 * w            // two LayerNorms
@@ -112,24 +117,6 @@ void ViTConfig::validate() const {
         !(preprocessing.mean[c] < 1e30f))
       fail("image_std/image_mean channel", c, "must be finite, std positive");
   if (!(layer_norm_eps > 0.0f) || !(layer_norm_eps < 1.0f)) fail("layer_norm_eps", 0, "must be in (0, 1)");
-}
-
-std::string ViTConfig::feature_not_compiled() const {
-  if (class_token) return "a class token";
-  if (register_tokens) return "register tokens";
-  if (pre_layernorm) return "a LayerNorm before the encoder (pre_layrnorm)";
-  if (activation == Activation::gelu_erf) return "exact (erf) GELU";
-  if (activation == Activation::quick_gelu) return "quick_gelu";
-  if (layer_scale) return "LayerScale";
-  if (!patch_bias) return "a patch embedding without bias";
-  if (table_grid() != grid()) return "position embedding interpolation";
-  if (pooling == Pooling::tokens || pooling == Pooling::hidden_state) return "per-token output (no MAP head)";
-  if (pooling != Pooling::map_head) return "class-token pooling";
-  const Preprocessing siglip;
-  if (preprocessing.shortest_edge || preprocessing.center_crop || preprocessing.resample != siglip.resample ||
-      preprocessing.mean != siglip.mean || preprocessing.std != siglip.std)
-    return "preprocessing other than SigLIP's (packages do not record it yet)";
-  return "";
 }
 
 }  // namespace tilevit::model

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tilevit::model {
 
@@ -77,14 +78,14 @@ struct ViTConfig {
   int patch_dim() const { return patch * patch * channels; }  // 588 for So400m/14
   int output_rows() const;    // per image: 1 when pooled, else tokens()
   int output_width() const;   // projection_dim when projected, else width
+  // The output .npy shape: [batch, output_width] pooled, [batch, tokens, width] per token.
+  std::vector<std::int64_t> output_shape() const;
+  std::size_t output_values_per_image() const { return std::size_t(output_rows()) * output_width(); }
   std::int64_t parameter_count() const;                       // all max_layers layers
   double flops_per_image() const;                             // layers in use, 2 per MAC
 
   // Throws Error naming the field if the shape is inconsistent or out of range.
   void validate() const;
-  // The first feature of this config that the compiler and device do not implement yet
-  // (a one-line phrase such as "class token"), or "" for the SigLIP structure they compile.
-  std::string feature_not_compiled() const;
 
   static ViTConfig so400m();
   static ViTConfig small();  // 28x28 image, 2x2 patches, width 144, 2 heads of 72, MLP 288

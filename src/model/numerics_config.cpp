@@ -7,7 +7,8 @@ namespace tilevit::model {
 
 const char* gemm_role_name(GemmRole role) {
   static const char* names[kGemmRoleCount] = {"embedding", "qkv",    "attention_out", "mlp_up",     "mlp_down",
-                                              "map_query", "map_kv", "map_out",       "map_mlp_up", "map_mlp_down"};
+                                              "map_query", "map_kv", "map_out",       "map_mlp_up", "map_mlp_down",
+                                              "projection"};
   return names[static_cast<int>(role)];
 }
 

@@ -11,8 +11,11 @@ namespace tilevit::model {
 enum class GemmRole {
   Embedding, Qkv, AttentionOut, MlpUp, MlpDown,
   MapQuery, MapKv, MapOut, MapMlpUp, MapMlpDown,
+  Projection,  // CLIP's visual projection of the pooled class token
 };
-inline constexpr int kGemmRoleCount = 10;
+inline constexpr int kGemmRoleCount = 11;
+// SigLIP's roles, the ones every package records (Projection only when the model has one).
+inline constexpr int kSiglipGemmRoles = 10;
 const char* gemm_role_name(GemmRole role);
 
 struct RolePrecision {

@@ -77,6 +77,17 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
 // out = fp16(0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3)))) computed in FP32.
 void device_gelu(const float* x, float* out, std::size_t count);
 
+// The activations and the LayerScale of the other ViT families (docs/NUMERICS.md), each
+// element in FP32 then rounded once to FP16. Scalar definitions only (device_kernels_family.cpp):
+// no vector form yet, so every kernel path computes them with these loops.
+// out = fp16((0.5*x) * (1 + erf(x * (1/sqrt 2)))), device_erf: DINOv2's and ViT's exact GELU.
+void device_gelu_erf(const float* x, float* out, std::size_t count);
+// out = fp16(x / (1 + exp(-1.702*x))), device_exp: CLIP's quick_gelu, x*sigmoid(1.702x).
+void device_quick_gelu(const float* x, float* out, std::size_t count);
+// out[i] = fp16(a[i] * b[i]): LayerScale, a row times the per-channel scale. out may be a
+// or b exactly.
+void device_multiply(const float* a, const float* b, float* out, std::size_t count);
+
 // Attention in key blocks (docs/NUMERICS.md). For one head and a block of keys:
 // scores s[i][j] = (sum_d q[i][d] k[j][d]) * scale in FP32, stored key-major
 // (scores[j * queries + i]), and each query's maximum over the block's keys.

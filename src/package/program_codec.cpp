@@ -3,6 +3,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "package/config_codec.hpp"
 #include "support/error.hpp"
 #include "support/json_number.hpp"
 
@@ -78,8 +79,11 @@ nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig
                  {"heads", c.heads},     {"head_dim", c.head_dim},       {"mlp", c.mlp},
                  {"layers", c.layers},   {"max_layers", c.max_layers},   {"batch", c.batch},
                  {"layer_norm_eps", c.layer_norm_eps}};
+  if (nlohmann::json features = family_features_json(c); !features.is_null()) j["config"]["features"] = std::move(features);
   nlohmann::json roles = nlohmann::json::array();
-  for (int i = 0; i < model::kGemmRoleCount; ++i)
+  // The projection role only in packages of projected models, so SigLIP packages keep their bytes.
+  const int recorded_roles = c.projection_dim > 0 ? model::kGemmRoleCount : model::kSiglipGemmRoles;
+  for (int i = 0; i < recorded_roles; ++i)
     roles.push_back({{"role", model::gemm_role_name(static_cast<model::GemmRole>(i))},
                      {"fp8", n.roles[i].fp8},
                      {"scale", n.roles[i].scale},
@@ -217,9 +221,11 @@ Executable decode_package(const Container& c) {
     m.max_layers = json_integer<int>(cfg.at("max_layers"), "config.max_layers");
     m.batch = json_integer<int>(cfg.at("batch"), "config.batch");
     m.layer_norm_eps = json_real<float>(cfg.at("layer_norm_eps"), "config.layer_norm_eps");
+    if (cfg.contains("features")) read_family_features(cfg.at("features"), m);
     const auto& roles = j.at("numerics").at("roles");
-    if (roles.size() != model::kGemmRoleCount) throw Error("wrong number of GEMM roles");
-    for (int i = 0; i < model::kGemmRoleCount; ++i) {
+    if (roles.size() != model::kGemmRoleCount && roles.size() != model::kSiglipGemmRoles)
+      throw Error("wrong number of GEMM roles");
+    for (int i = 0; i < static_cast<int>(roles.size()); ++i) {
       out.numerics.roles[i].fp8 = roles[i].at("fp8").get<bool>();
       out.numerics.roles[i].scale = json_integer<int>(roles[i].at("scale"), "numerics.roles.scale");
       out.numerics.inner_block[i] = json_integer<std::uint32_t>(roles[i].at("inner_block"), "numerics.roles.inner_block");

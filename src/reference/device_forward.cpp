@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "model/patches.hpp"
+#include "model/token_embedding.hpp"
 #include "numerics/device_kernels.hpp"
 #include "numerics/fp16.hpp"
 #include "numerics/fp8.hpp"
@@ -32,11 +32,14 @@ struct DeviceLayerNorm {
 struct DeviceLayer {
   DeviceLayerNorm ln1, ln2;
   DeviceLinear qkv, out, fc1, fc2;
+  std::vector<float> ls1, ls2;  // LayerScale, FP16; empty without it
 };
 
 struct DeviceWeights {
-  DeviceLinear patch_embedding;
-  std::vector<float> position;
+  DeviceLinear patch_embedding;   // without bias when the model has a class token (it is in the addend)
+  std::vector<float> position;    // SigLIP: the position table; with a class token: model::token_addend
+  DeviceLayerNorm pre_ln;
+  DeviceLinear projection;        // CLIP's visual projection, no bias
   std::vector<DeviceLayer> layers;
   DeviceLayerNorm post_ln;
   std::vector<float> probe;
@@ -74,7 +77,8 @@ DeviceLayerNorm device_layer_norm(const model::LayerNormParams& p) {
 }
 
 // y = fp16(gemm(quantise(x)) + bias): the cast kernel, the matrix-unit GEMM (FP16
-// accumulator per K32 panel for FP8; FP32 accumulation for FP16), then the bias add.
+// accumulator per K32 panel for FP8; FP32 accumulation for FP16), then the bias add
+// (none for a linear without bias).
 std::vector<float> run_linear(const DeviceLinear& l, std::vector<float> x, int rows) {
   quantise(x, l.precision);
   std::vector<float> y(static_cast<std::size_t>(rows) * l.out);
@@ -99,6 +103,7 @@ std::vector<float> run_linear(const DeviceLinear& l, std::vector<float> x, int r
     numerics::device_gemm(g);
   }
   if (blocks > 1) numerics::device_reduce_add(partials.data(), blocks, y.size(), y.data());
+  if (l.bias.empty()) return y;
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < rows; ++r) {
     float* row = y.data() + static_cast<std::size_t>(r) * l.out;
@@ -163,19 +168,41 @@ void attention(const model::ViTConfig& c, int batch, int queries, const float* q
   }
 }
 
-std::vector<float> mlp(const DeviceLinear& fc1, const DeviceLinear& fc2, const std::vector<float>& h, int rows) {
+void activate(model::Activation a, std::vector<float>& u) {
+  switch (a) {
+    case model::Activation::gelu_tanh: numerics::device_gelu(u.data(), u.data(), u.size()); return;
+    case model::Activation::gelu_erf: numerics::device_gelu_erf(u.data(), u.data(), u.size()); return;
+    case model::Activation::quick_gelu: numerics::device_quick_gelu(u.data(), u.data(), u.size()); return;
+  }
+}
+
+std::vector<float> mlp(const DeviceLinear& fc1, const DeviceLinear& fc2, model::Activation a, const std::vector<float>& h,
+                       int rows) {
   auto u = run_linear(fc1, h, rows);
-  numerics::device_gelu(u.data(), u.data(), u.size());
+  activate(a, u);
   return run_linear(fc2, std::move(u), rows);
+}
+
+// The scale_columns kernel: every row times the LayerScale (nothing without one).
+std::vector<float> layer_scale(const std::vector<float>& gamma, std::vector<float> y) {
+  const std::size_t w = gamma.size();
+  for (std::size_t r = 0; w > 0 && r < y.size() / w; ++r) numerics::device_multiply(y.data() + r * w, gamma.data(), y.data() + r * w, w);
+  return y;
+}
+
+// Rows 0, stride, 2 x stride, ...: each image's class token.
+std::vector<float> take_rows(const std::vector<float>& x, int count, int stride, int width) {
+  std::vector<float> out(static_cast<std::size_t>(count) * width);
+  for (int i = 0; i < count; ++i)
+    std::memcpy(out.data() + static_cast<std::size_t>(i) * width, x.data() + static_cast<std::size_t>(i) * stride * width,
+                static_cast<std::size_t>(width) * sizeof(float));
+  return out;
 }
 
 }  // namespace
 
 DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model::NumericsConfig& numerics)
     : config_(w.config), numerics_(numerics), weights_(nullptr) {
-  // The device numerics follow the compiled graph, which is SigLIP's structure so far.
-  if (const std::string feature = config_.feature_not_compiled(); !feature.empty())
-    throw Error("model " + config_.name + " needs " + feature + ", which the device numerics do not implement yet");
   weights_ = new DeviceWeights;
   DeviceWeights& d = *weights_;
   auto device_linear = [&](const model::Linear& l, GemmRole r) {
@@ -183,13 +210,20 @@ DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model
   };
   d.patch_embedding = device_linear(w.patch_embedding, GemmRole::Embedding);
   d.position = fp16_copy(w.position);
+  if (config_.class_token) {  // the patch bias is in the addend (compiler/graph.hpp)
+    d.patch_embedding.bias.clear();
+    d.position = fp16_copy(model::token_addend(w));
+  }
+  if (config_.pre_layernorm) d.pre_ln = device_layer_norm(w.pre_ln);
+  if (config_.projection_dim) d.projection = device_linear(w.projection, GemmRole::Projection);
   for (const auto& layer : w.layers)
     d.layers.push_back(DeviceLayer{device_layer_norm(layer.ln1), device_layer_norm(layer.ln2),
                                    device_linear(layer.qkv, GemmRole::Qkv),
                                    device_linear(layer.out, GemmRole::AttentionOut),
                                    device_linear(layer.fc1, GemmRole::MlpUp),
-                                   device_linear(layer.fc2, GemmRole::MlpDown)});
+                                   device_linear(layer.fc2, GemmRole::MlpDown), fp16_copy(layer.ls1), fp16_copy(layer.ls2)});
   d.post_ln = device_layer_norm(w.post_ln);
+  if (config_.family != model::Family::siglip) return;  // the MAP head is SigLIP's
   d.probe = fp16_copy(w.head.probe);
   d.q = device_linear(w.head.q, GemmRole::MapQuery);
   d.kv = device_linear(w.head.kv, GemmRole::MapKv);
@@ -205,27 +239,38 @@ std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const 
   const model::ViTConfig& c = config_;
   const DeviceWeights& dw = *weights_;
   const int batch = static_cast<int>(images.size());
-  const int t = c.patches(), w = c.width, rows = batch * t;
+  const int t = c.tokens(), w = c.width, rows = batch * t;
   const float eps = c.layer_norm_eps;
   const std::size_t tw = static_cast<std::size_t>(t) * w;
 
-  // The image is uploaded in FP16.
+  // The image is uploaded in FP16, a zero row per class or register token.
   std::vector<float> patches(static_cast<std::size_t>(rows) * c.patch_dim());
   for (int b = 0; b < batch; ++b) {
-    const auto p = model::patch_rows(c, images[b]);
+    const auto p = model::token_input_rows(c, images[b]);
     std::memcpy(patches.data() + static_cast<std::size_t>(b) * p.size(), p.data(), p.size() * sizeof(float));
   }
   round_fp16(patches.data(), patches.size());
   std::vector<float> x = run_linear(dw.patch_embedding, std::move(patches), rows);
   for (int b = 0; b < batch; ++b) numerics::device_add(x.data() + b * tw, dw.position.data(), x.data() + b * tw, tw);
+  if (c.pre_layernorm) x = run_layer_norm(dw.pre_ln, x, rows, w, eps);
 
   std::vector<float> attn(static_cast<std::size_t>(rows) * w);
   for (const auto& layer : dw.layers) {
     const auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps), rows);
     attention(c, batch, t, qkv.data(), 3 * w, 3 * tw, t, qkv.data() + w, qkv.data() + 2 * w, 3 * w, 3 * tw,
               attn.data(), tw, numerics_.attention_key_block);
-    residual_add(x, run_linear(layer.out, attn, rows));
-    residual_add(x, mlp(layer.fc1, layer.fc2, run_layer_norm(layer.ln2, x, rows, w, eps), rows));
+    residual_add(x, layer_scale(layer.ls1, run_linear(layer.out, attn, rows)));
+    residual_add(x, layer_scale(layer.ls2, mlp(layer.fc1, layer.fc2, c.activation, run_layer_norm(layer.ln2, x, rows, w, eps), rows)));
+  }
+  switch (c.pooling) {
+    case model::Pooling::hidden_state: return x;
+    case model::Pooling::tokens:  // CLIP's post_layernorm touches only the pooled token
+      return c.family == model::Family::clip ? x : run_layer_norm(dw.post_ln, x, rows, w, eps);
+    case model::Pooling::class_token: {
+      const auto y = run_layer_norm(dw.post_ln, take_rows(x, batch, t, w), batch, w, eps);
+      return c.projection_dim ? run_linear(dw.projection, y, batch) : y;
+    }
+    case model::Pooling::map_head: break;
   }
   x = run_layer_norm(dw.post_ln, x, rows, w, eps);
 
@@ -235,7 +280,7 @@ std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const 
   attention(c, batch, 1, q.data(), w, 0, t, kv.data(), kv.data() + w, 2 * w, 2 * tw, pooled.data(), w,
             numerics_.map_attention_key_block);
   std::vector<float> y = run_linear(dw.out, std::move(pooled), batch);
-  residual_add(y, mlp(dw.fc1, dw.fc2, run_layer_norm(dw.head_ln, y, batch, w, eps), batch));
+  residual_add(y, mlp(dw.fc1, dw.fc2, c.activation, run_layer_norm(dw.head_ln, y, batch, w, eps), batch));
   return y;
 }
 

@@ -63,16 +63,22 @@ TEST(KernelTable, CostFlopsAndBytesFollowTheDims) {
 }
 
 // Every call the compiler emits matches its kind's signature, operand by operand.
+// (SigLIP's small model, then the tiny DINOv2 and CLIP for the other families' kinds.)
 TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
-  const auto compiled = test_support::compile_small();
   std::set<KernelKind> seen;
-  for (const auto& step : compiled.executable.program.steps)
-    for (const auto& call : step.compute) {
-      const auto shape = call.shape();
-      ASSERT_EQ(call.operands.size(), shape.info().operands().size()) << shape.info().name;
-      for (std::size_t i = 0; i < call.operands.size(); ++i)
-        EXPECT_EQ(call.operands[i].bytes, shape.info().operand_bytes(i, shape)) << shape.info().name << " operand " << i;
-      seen.insert(call.kind);
-    }
+  auto check = [&](const compiler::CompiledModel& compiled) {
+    for (const auto& step : compiled.executable.program.steps)
+      for (const auto& call : step.compute) {
+        const auto shape = call.shape();
+        ASSERT_EQ(call.operands.size(), shape.info().operands().size()) << shape.info().name;
+        for (std::size_t i = 0; i < call.operands.size(); ++i)
+          EXPECT_EQ(call.operands[i].bytes, shape.info().operand_bytes(i, shape)) << shape.info().name << " operand " << i;
+        seen.insert(call.kind);
+      }
+  };
+  check(test_support::compile_small());
+  for (const char* preset : {"dinov2-tiny", "clip-tiny"})
+    check(compiler::compile_model(
+        compiler::build_vit_graph(model::ViTConfig::preset(preset), model::NumericsConfig::uniform(-4)), target::test16(), {}));
   EXPECT_GE(seen.size(), compiler::kKernelKinds - 1);  // every kind but perhaps gemm_fp16
 }

@@ -17,12 +17,12 @@ struct CallMutation {
   std::string expected;  // a fragment of the first violation
 };
 
-// The four probes of a GEMM call (kind 11, output dropped, M doubled, inputs swapped) and
+// The four probes of a GEMM call (a kind past the table, output dropped, M doubled, inputs swapped) and
 // a dim out of range.
 inline std::vector<CallMutation> gemm_call_mutations() {
   return {
-      {"not_a_kind", [](compiler::KernelCall& c) { c.kind = static_cast<compiler::KernelKind>(11); },
-       "kernel kind 11 is not a kernel kind"},
+      {"not_a_kind", [](compiler::KernelCall& c) { c.kind = static_cast<compiler::KernelKind>(compiler::kKernelKinds); },
+       "kernel kind " + std::to_string(compiler::kKernelKinds) + " is not a kernel kind"},
       {"output_dropped", [](compiler::KernelCall& c) { c.operands.pop_back(); },
        "gemm_fp8 has 2 operands, its signature has 3 (A, B, C)"},
       {"rows_doubled", [](compiler::KernelCall& c) { c.dims[0] *= 2; }, "gemm_fp8 operand 0 (A) holds"},

@@ -63,7 +63,8 @@ TEST(HfConfig, So400mConfigGivesThePreset) {
   EXPECT_EQ(c.resize_size, 384);
   EXPECT_EQ(c.head_dim, 72);
   EXPECT_EQ(c.layer_norm_eps, 1e-6f);
-  EXPECT_EQ(c.feature_not_compiled(), "");  // compiles like the preset
+  EXPECT_EQ(c.family, model::Family::siglip);
+  EXPECT_EQ(c.pooling, model::Pooling::map_head);
 }
 
 TEST(HfConfig, FullClipTakesVisionConfigAndTopLevelProjection) {
@@ -76,7 +77,8 @@ TEST(HfConfig, FullClipTakesVisionConfigAndTopLevelProjection) {
   EXPECT_EQ(c.tokens(), 577);
   EXPECT_EQ(c.activation, model::Activation::quick_gelu);
   EXPECT_EQ(c.layer_norm_eps, 1e-5f);
-  EXPECT_EQ(c.feature_not_compiled(), "a class token");
+  EXPECT_TRUE(c.class_token);
+  EXPECT_TRUE(c.pre_layernorm);
 }
 
 TEST(HfConfig, BadConfigsNameFileAndField) {
