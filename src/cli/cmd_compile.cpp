@@ -60,6 +60,7 @@ struct CompileCommand {
     profiling.check_consistent();
     for (const std::string* out : {&package, &write_plan})
       if (!out->empty()) check_output_writable(*out);
+    search.check();
     if (write_plan == "-" && package == "-")
       throw Error("--package - and --write-plan -: only one output can go to standard output", kExitUsage);
   }

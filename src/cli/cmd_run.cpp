@@ -354,6 +354,7 @@ struct RunCommand {
     if (save_embeddings == "-")
       throw Error("--save-embeddings -: standard output carries the report (the embeddings are in --out)", kExitUsage);
     if (!save_embeddings.empty()) check_output_writable(save_embeddings);
+    search.check();
   }
 
   // What the run was asked to do, for run.json: enough to repeat it.

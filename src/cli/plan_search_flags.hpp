@@ -20,6 +20,8 @@ struct SearchFlags {
   std::string report_file;
   void add_to(CLI::App& app);
   bool searching() const { return steps > 0 || !report_file.empty(); }
+  // Before any work: --search-seconds without a search, an unwritable report file.
+  void check() const;
   // True when the command line set --exchange-stream-words (a plan's W must then agree).
   bool stream_words_given() const;
 
@@ -35,8 +37,9 @@ struct PlannedCompile {
 
 // Compiles `graph` with `options`, pinned by `plan_file` when given (its W replaces
 // options' unless --exchange-stream-words says otherwise: a usage error), searching when
-// the flags ask; writes the report file. A plan that does not fit is the plan file's error
-// (kExitBadInput).
+// the flags ask; writes the report file. A model that does not fit is one line with the
+// largest batch and layer count that do (capacity.hpp); with a plan, the plan file's error.
+// Both kExitBadInput.
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
                                compiler::CompileOptions options, const std::string& plan_file,
                                const SearchFlags& search);
