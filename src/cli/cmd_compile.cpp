@@ -61,8 +61,9 @@ struct CompileCommand {
     for (const std::string* out : {&package, &write_plan})
       if (!out->empty()) check_output_writable(*out);
     search.check();
-    if (write_plan == "-" && package == "-")
-      throw Error("--package - and --write-plan -: only one output can go to standard output", kExitUsage);
+    if ((package == "-") + (write_plan == "-") + (search.report_file == "-") > 1)
+      throw Error("--package -, --write-plan -, --optimization-report -: only one output can go to standard output",
+                  kExitUsage);
   }
 
   int run() {
@@ -142,7 +143,7 @@ struct CompileCommand {
       j["steps"] = rows;
     }
     // With the package on standard output, the report goes to stderr.
-    std::ostream& report = package == "-" || write_plan == "-" ? std::cerr : std::cout;
+    std::ostream& report = package == "-" || write_plan == "-" || search.report_file == "-" ? std::cerr : std::cout;
     if (json) {
       report << j.dump(1) << "\n";
     } else {

@@ -354,6 +354,8 @@ struct RunCommand {
     if (save_embeddings == "-")
       throw Error("--save-embeddings -: standard output carries the report (the embeddings are in --out)", kExitUsage);
     if (!save_embeddings.empty()) check_output_writable(save_embeddings);
+    if (search.report_file == "-")
+      throw Error("--optimization-report -: standard output carries the run's report (give a file)", kExitUsage);
     search.check();
   }
 

@@ -57,6 +57,9 @@ TEST_F(NewUserCli, OutputsAreWrittenWhereTheyPoint) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, read_all(path("real/p.tvpkg")));                   // the package, byte for byte
   EXPECT_NE(r.err.find("\"package_sha256\""), std::string::npos);  // the report moved to stderr
+  const auto search = run_tilevit("compile " + small() + " --optimization-steps 1 --optimization-report -");
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(search.out)) << search.out;  // only the search's report
 }
 
 // 2. --threads beyond 4 per core is a usage error, not a crash.
@@ -84,6 +87,9 @@ TEST_F(NewUserCli, IgnoredFlagsAreRefused) {
   expect_error(small_run(path("o")) + " --no-profile --profile-granularity kernel", 2, {"--no-profile"});
   expect_error(small_run(path("o")) + " --lock-timeout 5", 2, {"--lock-timeout", "--device-lock"});
   expect_error("compile " + small() + " --search-seconds 5", 2, {"--search-seconds", "--optimization-steps"});
+  expect_error("compile " + small() + " --package - --optimization-steps 1 --optimization-report -", 2,
+               {"only one output can go to standard output"});
+  expect_error(small_run(path("o")) + " --optimization-steps 1 --optimization-report -", 2, {"--optimization-report -"});
   // Flags that say what the package holds are accepted.
   const auto ok = run_tilevit("run --package " + p + " --layers 2 --preset small --inferences 1 --out " + path("o"));
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
