@@ -1,5 +1,9 @@
 // Profile files (.tvprof) as `tilevit profile query/diff` read them: decode, every query
-// grouping, step spans and a diff against itself.
+// grouping, step spans and a diff against itself (hashes rewritten first:
+// container_rehash.hpp).
+#include <vector>
+
+#include "container_rehash.hpp"
 #include "fuzz_support.hpp"
 #include "profile/analysis.hpp"
 #include "profile/profile_file.hpp"
@@ -8,7 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace tilevit;
   fuzz::expect_clean([&] {
     const auto* bytes = reinterpret_cast<const std::byte*>(data);
-    const profile::Profile p = profile::decode_profile({bytes, bytes + size}, "fuzz.tvprof");
+    std::vector<std::byte> file(bytes, bytes + size);
+    fuzz::rehash_container(file);
+    const profile::Profile p = profile::decode_profile(std::move(file), "fuzz.tvprof");
     for (auto group : {profile::GroupBy::kind, profile::GroupBy::kernel, profile::GroupBy::operation,
                        profile::GroupBy::phase, profile::GroupBy::tile})
       profile::query_profile(p, group);

@@ -24,13 +24,23 @@ inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
 
 // Parsers that take a path get the input through one file per process (in /dev/shm when
 // it exists, so the fuzzer does not wear a disk), rewritten for every input.
-inline std::string input_file(const std::uint8_t* data, std::size_t size, const std::string& extension) {
+inline std::string scratch_path(const std::string& extension) {
   static const std::filesystem::path dir =
       std::filesystem::exists("/dev/shm") ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
-  const std::string path = (dir / ("tilevit_fuzz_" + std::to_string(::getpid()) + extension)).string();
+  return (dir / ("tilevit_fuzz_" + std::to_string(::getpid()) + extension)).string();
+}
+
+inline std::string input_file(const std::uint8_t* data, std::size_t size, const std::string& extension) {
+  const std::string path = scratch_path(extension);
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
                                                                  static_cast<std::streamsize>(size));
   return path;
+}
+
+// A property of a parsed input that does not hold: a finding.
+[[noreturn]] inline void fail(const char* what) {
+  std::fprintf(stderr, "tilevit fuzz: %s\n", what);
+  std::abort();
 }
 
 // Runs `parse`; a tilevit::Error is a clean rejection, anything else aborts (a finding).

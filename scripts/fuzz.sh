@@ -11,7 +11,8 @@ build=${TILEVIT_FUZZ_BUILD:-build-fuzz}  # build directory of the fuzz configura
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(package profile machine calibration safetensors npy image hf_config)
+# Every target in fuzz/ by default (fuzz/fuzz_<target>.cpp).
+((${#targets[@]})) || targets=($(ls fuzz/fuzz_*.cpp | sed 's|fuzz/fuzz_\(.*\)\.cpp|\1|'))
 [ -x build/tilevit ] || { echo "fuzz: build/tilevit missing (bash scripts/setup.sh builds it)" >&2; exit 2; }
 
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}

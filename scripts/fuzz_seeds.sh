@@ -9,7 +9,7 @@ corpus=${2:-fuzz/corpus}
 machine=src/target/machines/test16.machine
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in package profile machine calibration safetensors npy image hf_config; do mkdir -p "$corpus/fuzz_$target"; done
+for source in fuzz/fuzz_*.cpp; do mkdir -p "$corpus/$(basename "$source" .cpp)"; done
 
 "$tilevit" compile --preset small --layers 1 --machine "$machine" --package "$corpus/fuzz_package/small1.tvpkg" >/dev/null 2>&1
 "$tilevit" compile --preset small --layers 1 --machine "$machine" --profile --package "$corpus/fuzz_package/small1_profiled.tvpkg" \
@@ -18,7 +18,13 @@ for target in package profile machine calibration safetensors npy image hf_confi
 cp "$work"/run/*.tvprof "$corpus/fuzz_profile/"
 "$tilevit" machine > "$corpus/fuzz_machine/c600.machine"
 "$tilevit" machine --machine "$machine" > "$corpus/fuzz_machine/test16.machine"
+"$tilevit" compile --preset small --layers 1 --machine "$machine" --write-plan "$corpus/fuzz_plan_file/small1.plan.json" \
+  >/dev/null 2>&1
+"$tilevit" compile --preset small --layers 2 --machine "$machine" --optimization-steps 2 \
+  --write-plan "$corpus/fuzz_plan_file/small2_searched.plan.json" >/dev/null 2>&1
 cp tests/fixtures/calibration.json "$corpus/fuzz_calibration/"
+cp tests/fixtures/kernels.json "$corpus/fuzz_kernel_measurements/"
+cp src/target/machines/kernels.json "$corpus/fuzz_kernel_measurements/shipped_kernels.json"
 "$tilevit" export-weights --preset small --layers 1 "$corpus/fuzz_safetensors/small1.safetensors" >/dev/null 2>&1
 "$tilevit" reference --preset small --layers 1 --save-device "$corpus/fuzz_npy/embeddings.npy" >/dev/null 2>&1
 cp tests/fixtures/images/*.npy "$corpus/fuzz_npy/"
@@ -29,6 +35,8 @@ for preset in small clip-tiny dinov2-reg-tiny vit-tiny; do
   "$tilevit" export-weights "$work/$preset" --preset "$preset" --shards 2 >/dev/null 2>&1
   for f in config preprocessor_config model.safetensors.index; do cp "$work/$preset/$f.json" "$corpus/fuzz_hf_config/$preset-$f.json"; done
 done
+"$tilevit" export-weights "$work/clip1" --preset clip-tiny --layers 1 >/dev/null 2>&1
+cp "$work/clip1/model.safetensors" "$corpus/fuzz_hf_checkpoint/clip-tiny1.safetensors"
 # The reproducers of past findings seed their parsers too, except the big ones (the
 # fuzzer's input size follows its largest seed; they stay in the ctest regression run).
 seed_findings() { find tests/fixtures/fuzz -name "*.$1" -size -256k -exec cp {} "$corpus/$2/" \; ; }
@@ -36,4 +44,6 @@ seed_findings tvpkg fuzz_package
 seed_findings tvprof fuzz_profile
 seed_findings machine fuzz_machine
 seed_findings json fuzz_calibration
+seed_findings json fuzz_kernel_measurements
+seed_findings plan.json fuzz_plan_file
 for target in "$corpus"/*; do echo "seeds: $(ls "$target" | wc -l) in $target"; done

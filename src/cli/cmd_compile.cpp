@@ -61,8 +61,10 @@ struct CompileCommand {
     profiling.check_consistent();
     for (const std::string* out : {&package, &write_plan})
       if (!out->empty()) check_output_writable(*out);
-    if (write_plan == "-" && package == "-")
-      throw Error("--package - and --write-plan -: only one output can go to standard output", kExitUsage);
+    search.check(!plan_file.empty());
+    if ((package == "-") + (write_plan == "-") + (search.report_file == "-") > 1)
+      throw Error("--package -, --write-plan -, --optimization-report -: only one output can go to standard output",
+                  kExitUsage);
   }
 
   int run() {
@@ -123,7 +125,7 @@ struct CompileCommand {
     if (planned.report) j["optimization"] = *planned.report;
     if (steps) j["steps"] = steps_json(machine, compiled.executable.program);
     // With the package on standard output, the report goes to stderr.
-    std::ostream& report = package == "-" || write_plan == "-" ? std::cerr : std::cout;
+    std::ostream& report = package == "-" || write_plan == "-" || search.report_file == "-" ? std::cerr : std::cout;
     if (json) {
       report << j.dump(1) << "\n";
     } else {

@@ -370,6 +370,9 @@ struct RunCommand {
     if (save_embeddings == "-")
       throw Error("--save-embeddings -: standard output carries the report (the embeddings are in --out)", kExitUsage);
     if (!save_embeddings.empty()) check_output_writable(save_embeddings);
+    if (search.report_file == "-")
+      throw Error("--optimization-report -: standard output carries the run's report (give a file)", kExitUsage);
+    search.check(!plan_file.empty());
   }
 
   // What the run was asked to do, for run.json: enough to repeat it.

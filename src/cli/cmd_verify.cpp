@@ -35,7 +35,8 @@ struct VerifyCommand {
                        {"kernel_calls", report.kernel_calls},
                        {"transfers", report.transfers},
                        {"bindings", report.bindings}};
-      std::cout << j.dump(1) << "\n";
+      // A violation may quote a label that is not UTF-8 (reported as such): replaced, not fatal.
+      std::cout << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       for (const auto& v : report.violations) std::cout << "violation: " << v << "\n";
       std::cout << path << ": " << (report.ok() ? "OK" : "FAILED") << " (" << report.allocations << " allocations, "

@@ -1,6 +1,8 @@
 #include "cli/plan_search_flags.hpp"
 
+#include "cli/capacity.hpp"
 #include "cli/model_options.hpp"
+#include "cli/validators.hpp"
 #include "compiler/plan_search.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
@@ -16,13 +18,21 @@ void SearchFlags::add_to(CLI::App& app) {
       ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
   app.add_option("--search-seconds", seconds, "cap on the plan search's wall time (0 = none)")
-      ->check(CLI::Range(0.0, 1e7))
+      ->check(finite_real(0.0, 1e7))
       ->capture_default_str();
   app.add_option("--optimization-report", report_file, "write the plan search's report (JSON) to this file");
 }
 
 bool SearchFlags::asked() const {
   return !report_file.empty() || (app_ != nullptr && app_->get_option("--optimization-steps")->count() > 0);
+}
+
+void SearchFlags::check(bool plan_given) const {
+  if (app_ != nullptr && app_->get_option("--search-seconds")->count() > 0 && steps_for(plan_given) == 0)
+    throw Error("--search-seconds caps the plan search, and no search runs (--optimization-steps 0" +
+                    std::string(plan_given ? ", or --plan without --optimization-steps" : "") + ")",
+                kExitUsage);
+  if (!report_file.empty()) check_output_writable(report_file);
 }
 
 bool SearchFlags::stream_words_given() const {
@@ -59,9 +69,10 @@ PlannedCompile compile_planned(const compiler::Graph& graph, const target::Machi
   std::optional<compiler::PlanSearchResult> found;
   try {
     found.emplace(compiler::search_plan(graph, machine, options, so));
-  } catch (const Error& e) {
-    if (plan_file.empty() || e.exit_code() != kExitResource) throw;
-    throw Error(plan_file + ": the model does not fit with this plan: " + e.what(), kExitBadInput);
+  } catch (const compiler::DoesNotFit& e) {
+    if (plan_file.empty()) throw_does_not_fit(graph, machine, options, e);
+    throw Error(plan_file + ": the model does not fit with this plan: " + compiler::describe(e.overflow()),
+                kExitBadInput);
   }
   PlannedCompile out{std::move(found->compiled),
                      compiler::PlanFile{target, found->plan.pins, found->plan.exchange_stream_words},

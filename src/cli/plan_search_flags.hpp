@@ -28,6 +28,8 @@ struct SearchFlags {
   bool asked() const;
   // The candidates to compile: the default only without a plan file.
   std::uint32_t steps_for(bool plan_given) const { return plan_given && !asked() ? 0 : steps; }
+  // Before any work: --search-seconds with no search to cap, an unwritable report file.
+  void check(bool plan_given) const;
   // True when the command line set --exchange-stream-words (a plan's W must then agree).
   bool stream_words_given() const;
 
@@ -43,8 +45,9 @@ struct PlannedCompile {
 
 // Compiles `graph` with `options`, pinned by `plan_file` when given (its W replaces
 // options' unless --exchange-stream-words says otherwise: a usage error), searching when
-// the flags ask; writes the report file. A plan that does not fit is the plan file's error
-// (kExitBadInput).
+// the flags ask; writes the report file. A model that does not fit is one line with the
+// largest batch and layer count that do (capacity.hpp); with a plan, the plan file's error.
+// Both kExitBadInput.
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
                                compiler::CompileOptions options, const std::string& plan_file,
                                const SearchFlags& search);

@@ -515,12 +515,21 @@ class TilePlacer {
     const std::string steps = is_whole_program(q.kind)
                                   ? "whole program"
                                   : "steps " + std::to_string(q.first) + ".." + std::to_string(q.last);
-    throw Error("tile " + std::to_string(input_.tile) + ": cannot place \"" + q.label + "\" (" +
+    throw DoesNotFit("tile " + std::to_string(input_.tile) + ": cannot place \"" + q.label + "\" (" +
                     std::to_string(q.bytes) + " B, align " + std::to_string(q.alignment) + ", " +
                     std::string(to_string(q.region)) + ", " + steps + "): " + std::to_string(f.free_bytes) +
                     " B free in " + regions + " at that time, largest hole " + std::to_string(f.largest_hole) +
                     " B",
-                kExitResource);
+                overflow(f));
+  }
+
+  TileOverflow overflow(const Failure& f) const {
+    std::uint64_t capacity = 0;
+    for (const Segment& s : segments_) capacity += s.end - s.start;
+    const PeakLive peak = peak_live(input_);
+    if (peak.bytes > capacity) return {input_.tile, false, peak.bytes, capacity, peak.step};
+    const AllocationRequest& q = input_.requests[f.request];
+    return {input_.tile, true, q.bytes, f.largest_hole, is_whole_program(q.kind) ? 0 : q.first};
   }
 
   const MachineDescription& machine_;

@@ -14,8 +14,8 @@
 // - two allocations of an ElementConflict whose lifetimes overlap share no element unit
 //   (unit = element_bytes * unit_elements of the region, counted from the region start);
 // - deterministic: the same input gives the same addresses, whatever the thread count.
-// A request set that cannot be placed throws tilevit::Error(kExitResource) with one line
-// naming the tile, the allocation, its size, the free bytes and the largest hole.
+// A request set that cannot be placed throws DoesNotFit (exit 3) with one line naming
+// the tile, the allocation, its size, the free bytes and the largest hole.
 // A malformed request (bytes 0, alignment not a power of two, first > last, conflict index
 // out of range) is a compiler bug: Error(kExitInternal).
 #include <cstddef>
@@ -26,6 +26,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "support/error.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::compiler {
@@ -111,13 +112,50 @@ bool is_whole_program(AllocationKind kind);
 // Whether `region` may hold an allocation with this need (see RegionNeed).
 bool region_satisfies(const target::MemoryRegion& region, RegionNeed need);
 
-// Places one tile's requests. Throws Error(kExitResource) when they do not fit.
+// How far a tile is from fitting, in a user's terms (no allocation named): the CLI's
+// one-line "does not fit" error is built from it.
+struct TileOverflow {
+  std::uint32_t tile = 0;
+  // false: the bytes live at `step` exceed the tile's capacity (`needed` > `available`);
+  // true: they fit, but no free range of `needed` bytes is left in one piece (`available`
+  // is the largest) in the regions that may hold it.
+  bool one_piece = false;
+  std::uint64_t needed = 0, available = 0;
+  std::uint32_t step = 0;
+  std::uint32_t tiles_over = 1;  // tiles that do not fit (place_all)
+};
+// One line: "tile 713 needs 812345 B at step 40, 603344 B available (and 3 more tiles)".
+std::string describe(const TileOverflow& overflow);
+
+// What place_tile and place_all throw when requests do not fit (exit 3: the model is too
+// big for the machine): what() is the
+// compiler's diagnostic naming the allocation, overflow() the worst tile's figures.
+class DoesNotFit : public Error {
+ public:
+  DoesNotFit(const std::string& message, const TileOverflow& overflow)
+      : Error(message, kExitBadInput), overflow_(overflow) {}
+  const TileOverflow& overflow() const { return overflow_; }
+
+ private:
+  TileOverflow overflow_;
+};
+
+// The most bytes live at once on a tile (whole-program allocations always live) and the
+// earliest step where that peak is reached; what any placement must find room for.
+struct PeakLive {
+  std::uint64_t bytes = 0;
+  std::uint32_t step = 0;
+};
+PeakLive peak_live(const TilePlacementInput& input);
+
+// Places one tile's requests. Throws DoesNotFit when they do not fit.
 TilePlacement place_tile(const target::MachineDescription& machine, const TilePlacementInput& input,
                          bool profiling);
 
 // All tiles, in parallel over tiles (OpenMP); results do not depend on the thread count.
 // On failure, throws the error of the first failing tile in input order (the message
-// says how many other tiles failed).
+// says how many other tiles failed), carrying the overflow of the worst tile (the most
+// bytes over its capacity).
 std::vector<TilePlacement> place_all(const target::MachineDescription& machine,
                                      const std::vector<TilePlacementInput>& tiles, bool profiling);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "support/error.hpp"
@@ -81,19 +82,8 @@ std::vector<FreeSegment> free_segments(const target::MachineDescription& machine
   return out;
 }
 
-TileMemoryStats memory_stats(const target::MachineDescription& machine, const TilePlacementInput& input,
-                             const std::vector<std::uint32_t>& address, bool profiling) {
+PeakLive peak_live(const TilePlacementInput& input) {
   const auto& requests = input.requests;
-  if (address.size() != requests.size())
-    throw Error("tile " + std::to_string(input.tile) + ": " + std::to_string(address.size()) + " addresses for " +
-                    std::to_string(requests.size()) + " allocation requests",
-                kExitInternal);
-  const std::vector<FreeSegment> segments = free_segments(machine, profiling);
-  TileMemoryStats st;
-  std::uint64_t capacity = 0;
-  for (const FreeSegment& s : segments) capacity += s.end - s.start;
-  st.capacity = static_cast<std::uint32_t>(capacity);
-
   // Live bytes only rise where a lifetime begins: evaluate at every distinct first step.
   auto whole = [&](std::size_t i) { return is_whole_program(requests[i].kind); };
   std::vector<std::uint32_t> steps;
@@ -113,16 +103,33 @@ TileMemoryStats memory_stats(const target::MachineDescription& machine, const Ti
     delta[static_cast<std::size_t>(lo)] += requests[i].bytes;
     delta[static_cast<std::size_t>(hi)] -= requests[i].bytes;
   }
-  std::uint64_t peak = always;
+  PeakLive peak{always, 0};
   std::int64_t running = 0;
   for (std::size_t k = 0; k < steps.size(); ++k) {
     running += delta[k];
     const std::uint64_t live = always + static_cast<std::uint64_t>(running);
-    if (k == 0 || live > peak) {
-      peak = live;
-      st.peak_step = steps[k];
-    }
+    if (k == 0 || live > peak.bytes) peak = {live, steps[k]};
   }
+  return peak;
+}
+
+TileMemoryStats memory_stats(const target::MachineDescription& machine, const TilePlacementInput& input,
+                             const std::vector<std::uint32_t>& address, bool profiling) {
+  const auto& requests = input.requests;
+  if (address.size() != requests.size())
+    throw Error("tile " + std::to_string(input.tile) + ": " + std::to_string(address.size()) + " addresses for " +
+                    std::to_string(requests.size()) + " allocation requests",
+                kExitInternal);
+  const std::vector<FreeSegment> segments = free_segments(machine, profiling);
+  TileMemoryStats st;
+  std::uint64_t capacity = 0;
+  for (const FreeSegment& s : segments) capacity += s.end - s.start;
+  st.capacity = static_cast<std::uint32_t>(capacity);
+
+  const PeakLive peak_at = peak_live(input);
+  const std::uint64_t peak = peak_at.bytes;
+  st.peak_step = peak_at.step;
+  auto whole = [&](std::size_t i) { return is_whole_program(requests[i].kind); };
   st.peak_live = static_cast<std::uint32_t>(peak);
   st.free_at_peak = static_cast<std::uint32_t>(capacity > peak ? capacity - peak : 0);
 
@@ -195,6 +202,27 @@ nlohmann::json to_json(const TileMemoryStats& s) {
           {"fragmentation", s.fragmentation}};
 }
 
+std::string describe(const TileOverflow& o) {
+  std::string text = "tile " + std::to_string(o.tile) + " needs " + std::to_string(o.needed) + " B" +
+                     (o.one_piece ? " in one piece" : "") + " at step " + std::to_string(o.step) + ", " +
+                     std::to_string(o.available) + " B " + (o.one_piece ? "is its largest free range" : "available");
+  if (o.tiles_over > 1) text += " (and " + std::to_string(o.tiles_over - 1) + " more tiles)";
+  return text;
+}
+
+namespace {
+
+// A tile over its capacity is worse than one short of a contiguous range; then the larger
+// shortfall; then the lower tile (deterministic).
+bool worse(const TileOverflow& a, const TileOverflow& b) {
+  if (a.one_piece != b.one_piece) return !a.one_piece;
+  const auto shortfall = [](const TileOverflow& o) { return o.needed > o.available ? o.needed - o.available : 0; };
+  if (shortfall(a) != shortfall(b)) return shortfall(a) > shortfall(b);
+  return a.tile < b.tile;
+}
+
+}  // namespace
+
 std::vector<TilePlacement> place_all(const target::MachineDescription& machine,
                                      const std::vector<TilePlacementInput>& tiles, bool profiling) {
   std::vector<TilePlacement> out(tiles.size());
@@ -211,16 +239,28 @@ std::vector<TilePlacement> place_all(const target::MachineDescription& machine,
   }
   std::size_t failed = 0;
   std::exception_ptr first;
-  for (const auto& e : errors)
-    if (e) {
-      ++failed;
-      if (!first) first = e;
+  std::optional<TileOverflow> worst;
+  for (const auto& e : errors) {
+    if (!e) continue;
+    ++failed;
+    if (!first) first = e;
+    try {
+      std::rethrow_exception(e);
+    } catch (const DoesNotFit& d) {
+      if (!worst || worse(d.overflow(), *worst)) worst = d.overflow();
+    } catch (...) {
     }
+  }
   if (!first) return out;
-  if (failed == 1) std::rethrow_exception(first);
   try {
     std::rethrow_exception(first);
+  } catch (const DoesNotFit& e) {
+    TileOverflow o = *worst;
+    o.tiles_over = static_cast<std::uint32_t>(failed);
+    throw DoesNotFit(failed == 1 ? e.what() : std::string(e.what()) + " (and " + std::to_string(failed - 1) + " more tiles)",
+                     o);
   } catch (const Error& e) {
+    if (failed == 1) throw;
     throw Error(std::string(e.what()) + " (and " + std::to_string(failed - 1) + " more tiles)", e.exit_code());
   }
 }

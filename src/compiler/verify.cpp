@@ -6,6 +6,7 @@
 
 #include "compiler/program_walk.hpp"
 #include "compiler/verify_schedule.hpp"
+#include "support/utf8.hpp"
 
 namespace tilevit::compiler {
 namespace {
@@ -58,6 +59,22 @@ struct Checker {
       fail(where(tile, step) + ": " + what + " uses \"" + a.request.label + "\" outside its lifetime " +
            std::to_string(a.request.first) + ".." + std::to_string(a.request.last));
     return true;
+  }
+
+  // Labels and names are printed and written into JSON viewers: printable UTF-8 only.
+  // The message names the place, never the bytes.
+  void check_label(const std::string& text, const std::string& what) {
+    std::size_t bad_at = 0;
+    if (!printable_utf8(text, &bad_at))
+      fail(what + " is not printable UTF-8 (byte " + std::to_string(bad_at) + " of " + std::to_string(text.size()) + ")");
+  }
+  void check_labels(const std::vector<Tensor>& tensors) {
+    for (std::uint32_t i = 0; i < p.allocations.size(); ++i)
+      check_label(p.allocations[i].request.label,
+                  "tile " + std::to_string(p.allocations[i].tile) + ": the label of allocation " + std::to_string(i));
+    for (std::uint32_t i = 0; i < p.steps.size(); ++i) check_label(p.steps[i].label, "the label of superstep " + std::to_string(i));
+    for (std::uint32_t i = 0; i < p.op_names.size(); ++i) check_label(p.op_names[i], "op name " + std::to_string(i));
+    for (std::uint32_t i = 0; i < tensors.size(); ++i) check_label(tensors[i].name, "the name of tensor " + std::to_string(i));
   }
 
   void check_allocations(bool profiling) {
@@ -351,6 +368,7 @@ VerifyReport verify_program(const target::MachineDescription& machine, const Com
   if (program.loop_begin > program.loop_end || program.loop_end > program.steps.size() || program.loop_count == 0)
     c.fail("loop bounds " + std::to_string(program.loop_begin) + ".." + std::to_string(program.loop_end) +
            " do not fit the program's " + std::to_string(program.steps.size()) + " supersteps");
+  c.check_labels(tensors);
   c.check_allocations(profiling || program.profiling.enabled);
   c.check_calls();
   c.check_transfers();

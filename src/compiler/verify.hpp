@@ -26,7 +26,8 @@ struct VerifyReport {
 // iteration and live at that superstep; GEMM output and streamed operand in different
 // SRAM elements; every transfer in range on both ends, whole 32-bit words, live, and no
 // two writes (or a write and a read) of one exchange phase touching the same bytes;
-// bindings in range.
+// bindings in range; every label and name (allocations, supersteps, ops, tensors)
+// printable UTF-8.
 VerifyReport verify_program(const target::MachineDescription& machine, const CompiledProgram& program,
                             const std::vector<HostBinding>& bindings, const std::vector<Tensor>& tensors,
                             bool profiling = false, std::size_t limit = 20);

@@ -17,6 +17,7 @@
 
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
+#include "support/utf8.hpp"
 
 // The reader converts by memcpy of little-endian bytes; tilevit only targets x86-64.
 static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
@@ -75,45 +76,6 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-// Strict UTF-8 check (no overlong forms, no surrogates, nothing above U+10FFFF), as Rust's
-// str::from_utf8 in the reference reader.
-bool valid_utf8(const unsigned char* p, std::size_t n, std::size_t* bad_at) {
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      *bad_at = i;
-      return false;
-    }
-    if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) {
-      *bad_at = i;
-      return false;
-    }
-    for (std::size_t k = 2; k < len; ++k) {
-      if (p[i + k] < 0x80 || p[i + k] > 0xBF) {
-        *bad_at = i;
-        return false;
-      }
-    }
-    i += len;
-  }
-  return true;
-}
 
 // Parses the header JSON; nlohmann keeps the last of duplicate keys silently, so a parser
 // callback tracks the keys of every open object and remembers the first duplicate.
@@ -295,7 +257,7 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
                 std::to_string(file_size) + " bytes)");
   const auto* header_text = reinterpret_cast<const char*>(file->map_ + 8);
   std::size_t bad_at = 0;
-  if (!valid_utf8(reinterpret_cast<const unsigned char*>(header_text), header_size, &bad_at))
+  if (!valid_utf8({header_text, header_size}, &bad_at))
     throw Error(path + ": header is not valid UTF-8 (at header byte " + std::to_string(bad_at) + ")");
   const nlohmann::json header = parse_header(path, header_text, header_size);
 

@@ -11,8 +11,8 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitFailure = 1,       // the job ran but its check failed (e.g. cosine below threshold)
   kExitUsage = 2,         // bad command line
-  kExitBadInput = 3,      // unreadable or invalid input file / value
-  kExitResource = 4,      // does not fit, lock timeout, I/O failure writing outputs
+  kExitBadInput = 3,      // unreadable or invalid input file / value; a model too big for the machine
+  kExitResource = 4,      // lock timeout, I/O failure writing outputs
   kExitInternal = 70,     // a bug: invariant violated
 };
 

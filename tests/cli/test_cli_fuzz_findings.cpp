@@ -29,11 +29,16 @@ std::vector<std::string> finding_names() {
 // The commands that read a file of this name's type ({} stands for the file).
 std::vector<std::string> commands_for(const std::string& name, const std::string& out_dir) {
   const std::string calibration = std::string(TILEVIT_FIXTURES) + "/calibration.json";
+  const std::string small = "--preset small --machine test16 ";
   if (name.ends_with(".tvpkg"))
     return {"verify {}", "inspect {}", "memory-map {} --out " + out_dir + "/map",
-            "run --package {} --inferences 1 --out " + out_dir + "/run"};
+            "run --package {} --inferences 1 --out " + out_dir + "/run", "reference --package {}"};
   if (name.ends_with(".machine")) return {"machine --machine {}", "cost-check --machine {} " + calibration};
-  if (name.ends_with(".json")) return {"cost-check {}"};
+  if (name.ends_with(".plan.json")) return {"compile " + small + "--plan {}"};
+  if (name.ends_with(".json")) return {"cost-check {}"};  // calibration.json or kernels.json
+  if (name.ends_with(".safetensors")) return {"compile " + small + "--weights {}", "reference --preset small --weights {}"};
+  if (name.ends_with(".npy") || name.ends_with(".png") || name.ends_with(".jpg"))
+    return {"reference --preset small --image {}"};
   if (name.ends_with(".tvprof"))
     return {"profile query {}", "profile render {} -o " + out_dir + "/p.html", "profile diff {} {}"};
   return {};

@@ -57,6 +57,9 @@ TEST_F(NewUserCli, OutputsAreWrittenWhereTheyPoint) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, read_all(path("real/p.tvpkg")));                   // the package, byte for byte
   EXPECT_NE(r.err.find("\"package_sha256\""), std::string::npos);  // the report moved to stderr
+  const auto search = run_tilevit("compile " + small() + " --optimization-steps 1 --optimization-report -");
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(search.out)) << search.out;  // only the search's report
 }
 
 // 2. --threads beyond 4 per core is a usage error, not a crash.
@@ -83,6 +86,10 @@ TEST_F(NewUserCli, IgnoredFlagsAreRefused) {
   expect_error("reference --preset small --fp32-only --save-device " + path("d.npy"), 2, {"--fp32-only"});
   expect_error(small_run(path("o")) + " --no-profile --profile-granularity kernel", 2, {"--no-profile"});
   expect_error(small_run(path("o")) + " --lock-timeout 5", 2, {"--lock-timeout", "--device-lock"});
+  expect_error("compile " + small() + " --optimization-steps 0 --search-seconds 5", 2, {"--search-seconds", "--optimization-steps"});
+  expect_error("compile " + small() + " --package - --optimization-steps 1 --optimization-report -", 2,
+               {"only one output can go to standard output"});
+  expect_error(small_run(path("o")) + " --optimization-steps 1 --optimization-report -", 2, {"--optimization-report -"});
   // Flags that say what the package holds are accepted.
   const auto ok = run_tilevit("run --package " + p + " --layers 2 --preset small --inferences 1 --out " + path("o"));
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
@@ -127,6 +134,10 @@ TEST_F(NewUserCli, LateFailuresComeEarlyOrAsWarnings) {
     EXPECT_EQ(r.err.find("compiling"), std::string::npos) << r.err;  // before the compiler ran
   };
   early(small_run(path("o")) + " --save-embeddings /nonexistent/e.npy", 4, "/nonexistent/e.npy");
+  early(small_run(path("o")) + " --optimization-steps 1 --optimization-report /nonexistent/r.json", 4,
+        "/nonexistent/r.json");
+  early("compile " + small() + " --optimization-steps 1 --optimization-report /nonexistent/r.json", 4,
+        "/nonexistent/r.json");
   std::ofstream(path("bad.png")) << "not an image";
   early(small_run(path("o")) + " --image " + path("bad.png"), 3, "bad.png");
   // A viewer that cannot be written: a warning, the result stands.
@@ -162,10 +173,33 @@ TEST_F(NewUserCli, ExitCodesFollowTheReadme) {
   EXPECT_EQ(nlohmann::json::parse(bad.out)["exit_code"], 3);
 }
 
-// 8. --batch states the machine's real limit.
+// 8. --batch states the machine's real limit, and the compiler agrees: batch 3 of So400m
+// at 27 layers does not fit the C600, and the largest batch that does is 2.
 TEST_F(NewUserCli, BatchHelpStatesTheRealLimit) {
   for (const char* cmd : {"run", "compile", "reference"})
-    EXPECT_NE(run_tilevit(std::string(cmd) + " --help").out.find("at most 2"), std::string::npos) << cmd;
+    EXPECT_NE(run_tilevit(std::string(cmd) + " --help").out.find("27 layers on the C600: at most 2"), std::string::npos)
+        << cmd;
+  expect_error("compile --batch 3", 3, {"so400m-patch14-384 (27 layers, batch 3) does not fit C600: tile ",
+                                        " B available", "largest that fits: --batch 2 (27 layers) or --layers "});
+}
+
+// 8. A model that does not fit says so in one line: the worst tile, bytes needed and
+// available there, the largest batch and layer count that fit (each of them compiles).
+// The small model on test16 with most of the interleaved region reserved.
+TEST_F(NewUserCli, ModelThatDoesNotFitSaysWhatWould) {
+  std::ifstream shipped(machine_);
+  std::string text((std::istreambuf_iterator<char>(shipped)), {});
+  const auto at = text.find("[exchange]");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "[reserved squeeze]\nkind = runtime\nstart = 0x80380\nsize = 0x5C000\nwhen = always\n\n");
+  std::ofstream(path("squeezed.machine")) << text;
+  const std::string squeezed = "compile --preset small --machine " + path("squeezed.machine");
+  expect_error(squeezed + " --batch 4", 3,
+               {"small (2 layers, batch 4) does not fit test16: tile ", " B in one piece at step ",
+                " B is its largest free range", "largest that fits: --batch 3 (2 layers) or --layers 1 (batch 4)"});
+  EXPECT_EQ(run_tilevit(squeezed + " --batch 3").exit_code, 0);
+  EXPECT_EQ(run_tilevit(squeezed + " --batch 4 --layers 1").exit_code, 0);
+  expect_error(squeezed + " --batch 4 --json", 3, {"does not fit"});
 }
 
 // 9. reference --package gives the device's numerics exactly (the package's splits).
@@ -188,6 +222,7 @@ TEST_F(NewUserCli, ValuesAreValidated) {
   for (const char* v : {"nan", "inf", "-1"})
     expect_error(small_run(path("o")) + " --device-lock " + path("l") + " --lock-timeout " + v, 2, {"--lock-timeout"});
   expect_error("compile " + small() + " --layers ''", 2, {"--layers", "empty"});
+  expect_error("compile " + small() + " --optimization-steps 1 --search-seconds nan", 2, {"--search-seconds", "finite"});
   std::ofstream(path("image.machine"), std::ios::binary) << std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe", 18);
   const auto r = run_tilevit("machine --machine " + path("image.machine"));
   EXPECT_EQ(r.exit_code, 3);

@@ -51,7 +51,7 @@ TEST(Compile, ModelThatCannotFitNamesTheTile) {
     FAIL() << "a 1152-wide model fitted 16 tiles";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_EQ(e.exit_code(), kExitResource) << m;
+    EXPECT_EQ(e.exit_code(), kExitBadInput) << m;
     EXPECT_NE(m.find("tile "), std::string::npos) << m;
     EXPECT_NE(m.find("largest hole"), std::string::npos) << m;
   }

@@ -101,7 +101,7 @@ void expect_valid(const MachineDescription& m, const TilePlacementInput& in, con
 }
 
 std::string error_of(const MachineDescription& m, const TilePlacementInput& in, bool profiling,
-                     int expected_exit = kExitResource) {
+                     int expected_exit = kExitBadInput) {
   try {
     place_tile(m, in, profiling);
   } catch (const Error& e) {
@@ -421,10 +421,47 @@ TEST(Placement, PlaceAllReportsTheFirstFailingTile) {
     place_all(m, tiles, false);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitResource);
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
     const std::string msg = e.what();
     EXPECT_EQ(msg.rfind("tile 2: cannot place \"x\" (500000 B", 0), 0u) << msg;
     EXPECT_NE(msg.find("(and 1 more tiles)"), std::string::npos) << msg;
+  }
+}
+
+// The overflow a user is shown: the worst tile (over its capacity beats short of one
+// free range), its peak live bytes against its capacity, and how many tiles failed.
+TEST(Placement, PlaceAllCarriesTheWorstTilesOverflow) {
+  const MachineDescription& m = target::test16();
+  std::vector<TilePlacementInput> tiles(6);
+  for (std::uint32_t t = 0; t < tiles.size(); ++t) {
+    tiles[t].tile = t;
+    tiles[t].requests = {act("x", t == 2 ? 500'000 : 1000, 0, 0)};
+    if (t == 4) tiles[t].requests = {act("a", 400'000, 3, 5), act("b", 300'000, 5, 6), act("c", 1000, 0, 1)};
+  }
+  try {
+    place_all(m, tiles, false);
+    FAIL() << "expected an error";
+  } catch (const DoesNotFit& e) {
+    const TileOverflow& o = e.overflow();
+    EXPECT_EQ(o.tile, 4u);
+    EXPECT_FALSE(o.one_piece);
+    EXPECT_EQ(o.needed, 700'000u);
+    EXPECT_EQ(o.step, 5u);
+    EXPECT_EQ(o.available, place_tile(m, tiles[0], false).stats.capacity);
+    EXPECT_EQ(o.tiles_over, 2u);
+    EXPECT_EQ(describe(o), "tile 4 needs 700000 B at step 5, " + std::to_string(o.available) +
+                               " B available (and 1 more tiles)");
+  }
+  tiles[4].requests = {act("c", 1000, 0, 1)};
+  try {
+    place_all(m, tiles, false);
+    FAIL() << "expected an error";
+  } catch (const DoesNotFit& e) {  // 500,000 B fit the tile's bytes, not its largest region
+    EXPECT_EQ(e.overflow().tile, 2u);
+    EXPECT_TRUE(e.overflow().one_piece);
+    EXPECT_EQ(e.overflow().needed, 500'000u);
+    EXPECT_LT(e.overflow().available, 500'000u);
+    EXPECT_EQ(e.overflow().tiles_over, 1u);
   }
 }
 

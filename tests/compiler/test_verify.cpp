@@ -49,6 +49,10 @@ std::vector<ProgramMutation> placement_and_exchange_mutations() {
        },
        "not whole 32-bit words"},
       {"allocation in a reserved range", [](P& p) { p.allocations[0].address = 0x50000; }, "reserved range"},
+      {"label not UTF-8", [](P& p) { p.allocations[0].request.label = "w\xff"; },
+       "the label of allocation 0 is not printable UTF-8 (byte 1 of 2)"},
+      {"superstep label with a control character", [](P& p) { p.steps[1].label = "\n"; },
+       "the label of superstep 1 is not printable UTF-8 (byte 0 of 1)"},
       {"use outside the lifetime",
        [](P& p) {
          auto& r = allocation_of(p, first_gemm(p).operands[0]).request;

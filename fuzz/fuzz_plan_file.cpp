@@ -1,0 +1,30 @@
+// Plan files as `compile --plan` and `run --plan` read them: parse and check, write back
+// (the text of a plan that parses must parse to the same plan), then compile the small
+// model on the test machine with the plan's pins and W, as --plan does (a pin that cannot
+// be placed is a clean rejection).
+#include "compiler/compile.hpp"
+#include "compiler/plan_file.hpp"
+#include "fuzz_support.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace tilevit;
+  if (size > compiler::kMaxPlanFileBytes) return 0;  // read_plan_file refuses larger files first
+  fuzz::expect_clean([&] {
+    const compiler::PlanFile plan = compiler::parse_plan_file(std::string(fuzz::as_text(data, size)), "fuzz.plan", 1u << 20);
+    const compiler::PlanFile again = compiler::parse_plan_file(compiler::plan_file_text(plan), "again.plan", 1u << 20);
+    if (!(again.target == plan.target) || again.pins.gemm.size() != plan.pins.gemm.size() ||
+        again.pins.attention.size() != plan.pins.attention.size() ||
+        again.exchange_stream_words != plan.exchange_stream_words)
+      fuzz::fail("a plan file does not read back as written");
+    static const compiler::Graph graph = [] {
+      model::ViTConfig c = model::ViTConfig::small();
+      c.layers = 1;
+      return compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4));
+    }();
+    compiler::CompileOptions options;
+    options.pins = plan.pins;
+    if (plan.exchange_stream_words != 0) options.exchange_stream_words = plan.exchange_stream_words;
+    compiler::compile_model(graph, target::test16(), options);
+  });
+  return 0;
+}
