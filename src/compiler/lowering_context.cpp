@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "compiler/exchange_schedule.hpp"
@@ -60,8 +61,43 @@ void LoweringContext::begin_op(const std::string& name) {
   if (s.compute.empty() && s.exchange.empty()) s.label = name;
 }
 
-void LoweringContext::add_transfers(std::vector<Transfer> transfers) {
+// A tile receives one word per cycle, so one multicast can land on a tile only once. When
+// one tile needs the same source bytes in two places (two consumer blocks on one tile, as
+// large batches on few tiles give), the repeats go out as further sends of those bytes; a
+// repeated identical destination is dropped.
+static std::vector<Transfer> one_landing_per_tile(std::vector<Transfer> transfers) {
+  std::vector<Transfer> out;
+  out.reserve(transfers.size());
   for (Transfer& t : transfers) {
+    std::vector<std::uint32_t> tiles;
+    for (const Endpoint& d : t.destinations) tiles.push_back(d.tile);
+    std::sort(tiles.begin(), tiles.end());
+    if (std::adjacent_find(tiles.begin(), tiles.end()) == tiles.end()) {  // the usual case
+      out.push_back(std::move(t));
+      continue;
+    }
+    std::vector<Transfer> sends;
+    std::vector<std::set<std::uint32_t>> landed;                                   // per send, its tiles
+    std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> endpoints;  // (tile, allocation, offset)
+    for (const Endpoint& d : t.destinations) {
+      if (!endpoints.insert({d.tile, d.allocation, d.offset}).second) continue;
+      std::size_t i = 0;
+      while (i < sends.size() && landed[i].count(d.tile)) ++i;
+      if (i == sends.size()) {
+        sends.push_back(t);
+        sends.back().destinations.clear();
+        landed.emplace_back();
+      }
+      sends[i].destinations.push_back(d);
+      landed[i].insert(d.tile);
+    }
+    for (Transfer& send : sends) out.push_back(std::move(send));
+  }
+  return out;
+}
+
+void LoweringContext::add_transfers(std::vector<Transfer> transfers) {
+  for (Transfer& t : one_landing_per_tile(std::move(transfers))) {
     touch(t.source.allocation);
     for (const Endpoint& d : t.destinations) touch(d.allocation);
     out_.program.steps.back().exchange.push_back(std::move(t));

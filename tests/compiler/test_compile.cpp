@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 #include <stdexcept>
 
 #include "small_model.hpp"
@@ -113,4 +114,25 @@ TEST(Compile, PinThatDoesNotFitOrNamesNoOpIsAUsageError) {
   options.pins.gemm.clear();
   options.pins.attention["layer.atention"] = compiler::AttentionBlocks{1, 1};
   expect_rejected(options, "for op layer.atention: the graph has no attention of that name");
+}
+
+// At batch 9 on 16 tiles, two consumer blocks on one tile need the same source bytes: the
+// data goes out as two sends, since one multicast can land on a tile only once (it took
+// one word per cycle into that tile twice, and compile stopped with an internal error).
+TEST(Compile, OneTileNeedingTheSameBytesTwiceGetsTwoSends) {
+  model::ViTConfig c = model::ViTConfig::small();
+  c.batch = 9;
+  const auto m = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)),
+                                         target::test16(), {});
+  EXPECT_TRUE(test_support::verify_on_test16(m).ok());
+  std::size_t repeated_sources = 0;
+  for (const auto& step : m.executable.program.steps) {
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, int> sends;
+    for (const auto& t : step.exchange) {
+      std::map<std::uint32_t, int> landings;
+      for (const auto& d : t.destinations) EXPECT_EQ(++landings[d.tile], 1) << step.label << " tile " << d.tile;
+      repeated_sources += ++sends[{t.source.tile, t.source.allocation, t.source.offset, t.bytes}] == 2;
+    }
+  }
+  EXPECT_GT(repeated_sources, 0u);  // the case arises at this batch
 }
