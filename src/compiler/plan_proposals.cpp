@@ -291,6 +291,17 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
   std::stable_sort(ladder.begin(), ladder.end(), [&](std::uint32_t a, std::uint32_t b) {
     return std::abs(std::log2(double(a)) - now) < std::abs(std::log2(double(b)) - now);
   });
+  // Then the far ends of the ladder (one wave per phase, the finest waves): with cycles
+  // not monotonic in W, a budget of a few candidates should sample both ends, not only
+  // the neighbourhood (the packing scheduler made one wave the fastest on the main job).
+  if (ladder.size() > 4) {
+    const auto [lo, hi] = std::minmax_element(ladder.begin() + 2, ladder.end());
+    const std::uint32_t ends[2] = {*hi, *lo};
+    ladder.erase(std::remove_if(ladder.begin() + 2, ladder.end(),
+                                [&](std::uint32_t w) { return w == ends[0] || w == ends[1]; }),
+                 ladder.end());
+    ladder.insert(ladder.begin() + 2, ends, ends + 2);
+  }
   double rank = 0;
   for (std::uint32_t w : ladder)
     if (w != plan.exchange_stream_words)
