@@ -6,6 +6,8 @@
 # determinism at --threads 1 and 2, and one main-job run (3 calls: device cycles, cosine,
 # host time per call). Writes bench/out/fidelity/ (the JSON of every command) and
 # bench/out/fidelity.md; --update-doc also replaces the generated part of docs/FIDELITY.md.
+# The main job here is the compiler's heuristic plan (--optimization-steps 0), the plan the
+# fidelity figures are about; the searched plan's figures are docs/OPTIMISER.md's.
 # Usage: bench/fidelity.sh [--no-run] [--tables-only] [--update-doc] [KERNELS_JSON]
 #   --no-run       skip the main-job run (about 35 s alone on 2 cores; the rest takes ~30 s)
 #   --tables-only  run no command: remake the tables from bench/out/fidelity/ (same commit)
@@ -43,7 +45,7 @@ collect() {
   echo "fidelity: main job compiled 3 times at --threads 1 and 2" >&2
   for round in 1 2 3; do
     for threads in 1 2; do
-      "$bin" compile --profile --threads "$threads" --steps --kernels --json > "$out/compile-t$threads-$round.json" 2>/dev/null
+      "$bin" compile --profile --optimization-steps 0 --threads "$threads" --steps --kernels --json > "$out/compile-t$threads-$round.json" 2>/dev/null
     done
   done
   cp "$out/compile-t1-1.json" "$out/compile-t1.json"
@@ -60,7 +62,7 @@ collect() {
     echo "fidelity: main job, 3 calls (tilevit run)" >&2
     rm -rf "$out/run"
     cut -d' ' -f1-3 /proc/loadavg > "$out/load-before-run.txt"
-    "$bin" run --out "$out/run" --json > "$out/run.json" 2>/dev/null
+    "$bin" run --optimization-steps 0 --out "$out/run" --json > "$out/run.json" 2>/dev/null
   fi
 
   commit=$(git rev-parse --short=12 HEAD)
