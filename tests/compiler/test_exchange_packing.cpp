@@ -7,37 +7,18 @@
 #include "compiler/exchange_bounds.hpp"
 #include "compiler/exchange_schedule.hpp"
 #include "compiler/verify_schedule.hpp"
+#include "exchange_phase.hpp"
 #include "target/machine.hpp"
 
 using namespace tilevit;
 using compiler::Endpoint;
 using compiler::Transfer;
+using test_support::m;
+using test_support::one_phase;
+using test_support::piece;
+using test_support::schedule_violations;
 
 namespace {
-
-const target::MachineDescription& m() { return target::test16(); }
-
-// `words` from `from` to each of `to`, written at `offset` of the receiver's buffer 100 + tile.
-Transfer piece(std::uint32_t from, std::uint32_t words, std::vector<std::uint32_t> to, std::uint32_t offset) {
-  Transfer t;
-  t.source = Endpoint{from, 0, 0};
-  t.bytes = words * 4;
-  for (std::uint32_t tile : to) t.destinations.push_back(Endpoint{tile, 100 + tile, offset});
-  return t;
-}
-
-compiler::CompiledProgram scheduled(std::vector<Transfer> transfers) {
-  compiler::CompiledProgram p;
-  p.steps.push_back(compiler::Superstep{.label = "x", .exchange = std::move(transfers), .waves = 1});
-  compiler::schedule_exchange(p, m());
-  return p;
-}
-
-std::vector<std::string> violations(const compiler::CompiledProgram& p) {
-  std::vector<std::string> out;
-  compiler::check_exchange_schedule(m(), p, 0, [&](const std::string& s) { out.push_back(s); });
-  return out;
-}
 
 // Every tile of `tiles` sends `words` to every other, each sender to its own slot.
 std::vector<Transfer> all_to_all(std::uint32_t tiles, std::uint32_t words) {
@@ -55,7 +36,7 @@ double ratio_to_floor(const compiler::CompiledProgram& p) {
 }  // namespace
 
 TEST(ExchangePacking, BoundsCountWordsAndUnavoidableControl) {
-  const auto p = scheduled(all_to_all(4, 512));
+  const auto p = one_phase(all_to_all(4, 512));
   const auto b = compiler::exchange_bounds(m(), p.steps[0]);
   EXPECT_EQ(b.receive_floor, 3u * 512);
   EXPECT_EQ(b.send_floor, 3u * 512);
@@ -66,16 +47,16 @@ TEST(ExchangePacking, BoundsCountWordsAndUnavoidableControl) {
 
 TEST(ExchangePacking, AllToAllAmongFourTilesReachesItsFloor) {
   // Three rounds of a permutation: 1,536 words in, two selects and the transit over it.
-  const auto p = scheduled(all_to_all(4, 512));
-  EXPECT_TRUE(violations(p).empty());
+  const auto p = one_phase(all_to_all(4, 512));
+  EXPECT_TRUE(schedule_violations(p).empty());
   EXPECT_LE(ratio_to_floor(p), 1.08);
   EXPECT_EQ(p.steps[0].exchange_cycles, compiler::exchange_bounds(m(), p.steps[0]).rule_bound);
 }
 
 TEST(ExchangePacking, AllToAllAmongSixteenTilesStaysNearItsFloor) {
   // Fifteen rounds of a permutation (the edge-coloured order): the bound exactly.
-  const auto p = scheduled(all_to_all(16, 256));
-  EXPECT_TRUE(violations(p).empty());
+  const auto p = one_phase(all_to_all(16, 256));
+  EXPECT_TRUE(schedule_violations(p).empty());
   EXPECT_LE(ratio_to_floor(p), 1.15);
   EXPECT_EQ(p.steps[0].exchange_cycles, compiler::exchange_bounds(m(), p.steps[0]).rule_bound);
 }
@@ -86,16 +67,16 @@ TEST(ExchangePacking, MulticastRunsBackToBack) {
   std::vector<std::uint32_t> all;
   for (std::uint32_t t = 1; t < 16; ++t) all.push_back(t);
   for (std::uint32_t k = 0; k < 4; ++k) x.push_back(piece(0, 1000, all, k * 4000));
-  const auto p = scheduled(x);
-  EXPECT_TRUE(violations(p).empty());
+  const auto p = one_phase(x);
+  EXPECT_TRUE(schedule_violations(p).empty());
   EXPECT_EQ(p.steps[0].exchange_cycles, m().transit_cycles(15) + 4000);
 }
 
 TEST(ExchangePacking, GatherPaysOneSelectPerSender) {
   std::vector<Transfer> x;
   for (std::uint32_t from = 1; from < 16; ++from) x.push_back(piece(from, 256, {0}, from * 1024));
-  const auto p = scheduled(x);
-  EXPECT_TRUE(violations(p).empty());
+  const auto p = one_phase(x);
+  EXPECT_TRUE(schedule_violations(p).empty());
   EXPECT_EQ(p.steps[0].exchange_cycles, 52u + 15 * 256 + 14 * m().source_switch_cycles);
   EXPECT_LE(ratio_to_floor(p), 1.12);
 }
@@ -110,8 +91,8 @@ TEST(ExchangePacking, MulticastsSharingReceiversRunOneAfterAnother) {
     for (std::uint32_t k = 0; k < 8; ++k) to.push_back(4 + (from * 3 + k) % 12);
     for (std::uint32_t k = 0; k < 16; ++k) x.push_back(piece(from, 64, to, from * 8192 + k * 512));
   }
-  const auto p = scheduled(x);
-  EXPECT_TRUE(violations(p).empty());
+  const auto p = one_phase(x);
+  EXPECT_TRUE(schedule_violations(p).empty());
   const std::uint32_t run = 16 * 64 + 15 * m().pointer_switch_cycles;
   EXPECT_LE(p.steps[0].exchange_cycles, m().transit_cycles(15) + 4 * run + 3 * m().source_switch_cycles);
   EXPECT_GE(p.steps[0].exchange_cycles, m().transit_cycles(4) + 4 * run + 3 * m().source_switch_cycles);
@@ -120,7 +101,7 @@ TEST(ExchangePacking, MulticastsSharingReceiversRunOneAfterAnother) {
 TEST(ExchangePacking, SchedulingIsDeterministic) {
   auto x = all_to_all(16, 40);
   for (std::uint32_t from = 1; from < 16; ++from) x.push_back(piece(from, 12, {0, 5, 9}, 60000 + from * 48));
-  const auto a = scheduled(x), b = scheduled(x);
+  const auto a = one_phase(x), b = one_phase(x);
   ASSERT_EQ(a.steps[0].exchange.size(), b.steps[0].exchange.size());
   for (std::size_t i = 0; i < a.steps[0].exchange.size(); ++i) {
     EXPECT_EQ(a.steps[0].exchange[i].send_cycle, b.steps[0].exchange[i].send_cycle);
@@ -128,7 +109,7 @@ TEST(ExchangePacking, SchedulingIsDeterministic) {
   }
   EXPECT_EQ(a.steps[0].selects, b.steps[0].selects);
   EXPECT_EQ(a.steps[0].exchange_cycles, b.steps[0].exchange_cycles);
-  EXPECT_TRUE(violations(a).empty());
+  EXPECT_TRUE(schedule_violations(a).empty());
 }
 
 TEST(ExchangePacking, RowAndColumnMulticastsOfAGrid) {
@@ -147,8 +128,8 @@ TEST(ExchangePacking, RowAndColumnMulticastsOfAGrid) {
       x.push_back(piece(from, 32, column, 65536 + from * 2048 + k * 256));
     }
   }
-  const auto p = scheduled(x);
-  EXPECT_TRUE(violations(p).empty());
+  const auto p = one_phase(x);
+  EXPECT_TRUE(schedule_violations(p).empty());
   // Two senders of one row share two receivers, so a row's four runs of 8 x 32 words go
   // one after another, and so do a column's; a tile cannot take a column piece while its
   // row peers send, so the best is about a row phase then a column phase.

@@ -8,38 +8,16 @@
 #include "compiler/exchange_schedule.hpp"
 #include "compiler/exchange_waves.hpp"
 #include "compiler/verify_schedule.hpp"
+#include "exchange_phase.hpp"
 #include "small_model.hpp"
 
 using namespace tilevit;
 using compiler::Endpoint;
 using compiler::Transfer;
-
-namespace {
-
-const target::MachineDescription& m() { return target::test16(); }
-
-Transfer piece(std::uint32_t from, std::uint32_t words, std::vector<std::uint32_t> to, std::uint32_t offset = 0) {
-  Transfer t;
-  t.source = Endpoint{from, 0, 0};
-  t.bytes = words * 4;
-  for (std::uint32_t tile : to) t.destinations.push_back(Endpoint{tile, 100 + tile, offset});
-  return t;
-}
-
-compiler::CompiledProgram one_phase(std::vector<Transfer> transfers) {
-  compiler::CompiledProgram p;
-  p.steps.push_back(compiler::Superstep{.label = "x", .exchange = std::move(transfers), .waves = 1});
-  compiler::schedule_exchange(p, m());
-  return p;
-}
-
-std::vector<std::string> schedule_violations(const compiler::CompiledProgram& p) {
-  std::vector<std::string> out;
-  compiler::check_exchange_schedule(m(), p, 0, [&](const std::string& s) { out.push_back(s); });
-  return out;
-}
-
-}  // namespace
+using test_support::m;
+using test_support::one_phase;
+using test_support::piece;
+using test_support::schedule_violations;
 
 TEST(ExchangeSchedule, TransitFollowsTheFarthestReceiversRow) {
   EXPECT_EQ(m().transit_cycles(0), 52u);
