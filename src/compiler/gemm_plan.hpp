@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "target/machine.hpp"
@@ -94,6 +95,9 @@ struct PlanPins {
   // wrapping at the last tile); absent: tile 0. Consecutive ops on different tiles keep
   // more of a consumer's input on its own tile and spread the receivers.
   std::map<std::string, std::uint32_t> tile_offsets;
+  // Encoder attention ops with FP8 products (docs/NUMERICS.md): Q, K and V cast to F143 in
+  // the QKV epilogue, FP8 QK^T and P.V. Absent: FP16 attention, the heuristic plan's.
+  std::set<std::string> fp8_attention;
 };
 
 // The grids lowering uses: the op's pin (Error naming the op, kExitUsage, when the pin

@@ -274,6 +274,11 @@ void LoweringContext::record_attention_grid(const std::string& op_name, const At
   out_.plan.attention[op_name] = AttentionBlocks{grid.query_block, grid.key_block};
 }
 
+void LoweringContext::record_fp8_attention(const std::string& op_name) {
+  out_.plan.fp8_attention.insert(op_name);
+  out_.numerics.attention_fp8 = true;
+}
+
 void LoweringContext::record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block) {
   out_.numerics.inner_block[static_cast<int>(role)] = inner_block;
 }

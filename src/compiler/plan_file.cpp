@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -40,6 +41,18 @@ std::string string_field(const json& object, const char* key, const std::string&
   return v.get<std::string>();
 }
 
+// A list of distinct op names.
+std::set<std::string> op_names(const json& list, const std::string& where) {
+  if (!list.is_array()) throw Error(where + ": expected a list of op names");
+  std::set<std::string> names;
+  for (const json& v : list) {
+    if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 256)
+      throw Error(where + ": expected op names, not " + v.dump());
+    if (!names.insert(v.get<std::string>()).second) throw Error(where + ": " + v.dump() + " is listed twice");
+  }
+  return names;
+}
+
 std::string describe(const PlanTarget& t) {
   return t.model + " batch " + std::to_string(t.batch) + " on " + t.machine + " (" + std::to_string(t.tiles) + " tiles)";
 }
@@ -67,6 +80,7 @@ std::string plan_file_text(const PlanFile& plan) {
   for (const auto& [op, b] : plan.pins.attention)
     j["attention"][op] = {{"query_block", b.query_block}, {"key_block", b.key_block}};
   if (!plan.pins.tile_offsets.empty()) j["tile_offsets"] = plan.pins.tile_offsets;
+  if (!plan.pins.fp8_attention.empty()) j["fp8_attention"] = plan.pins.fp8_attention;
   return j.dump(1) + "\n";
 }
 
@@ -87,7 +101,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
     else
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "exchange_stream_words", "gemm", "attention"},
-                 source, {"tile_offsets"});
+                 source, {"tile_offsets", "fp8_attention"});
     PlanFile plan;
     if (!v1) {
       plan.exchange_stream_words = count_field(j, "exchange_stream_words", kMaxStreamWords, source);
@@ -116,6 +130,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
         plan.pins.tile_offsets[op] = count_field(j.at("tile_offsets"), op.c_str(), plan.target.tiles - 1,
                                                  source + ": tile_offsets");
     }
+    if (j.contains("fp8_attention")) plan.pins.fp8_attention = op_names(j.at("fp8_attention"), source + ": fp8_attention");
     return plan;
   } catch (const json::exception& e) {
     throw Error(source + ": " + e.what());

@@ -51,6 +51,7 @@ const char* to_string(Lever lever) {
     case Lever::stream_words: return "stream_words";
     case Lever::layout_match: return "layout_match";
     case Lever::tile_offset: return "tile_offset";
+    case Lever::fp8_attention: return "fp8_attention";
   }
   return "?";
 }
@@ -60,6 +61,7 @@ std::string SearchPlan::key() const {
   for (const auto& [op, s] : pins.gemm) k += ";" + op + "=" + splits_text(s);
   for (const auto& [op, b] : pins.attention) k += ";" + op + "=" + blocks_text(b);
   for (const auto& [op, t] : pins.tile_offsets) k += ";" + op + "@" + std::to_string(t);
+  for (const std::string& op : pins.fp8_attention) k += ";" + op + ":fp8";
   return k;
 }
 
@@ -77,6 +79,10 @@ SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
     case Lever::tile_offset:
       if (move.tile_offset == 0) out.pins.tile_offsets.erase(move.op);
       else out.pins.tile_offsets[move.op] = move.tile_offset;
+      break;
+    case Lever::fp8_attention:
+      if (move.fp8) out.pins.fp8_attention.insert(move.op);
+      else out.pins.fp8_attention.erase(move.op);
       break;
   }
   return out;
@@ -98,6 +104,7 @@ std::string lever_value(const SearchPlan& plan, const Move& move) {
       const auto it = plan.pins.tile_offsets.find(move.op);
       return std::to_string(it == plan.pins.tile_offsets.end() ? 0u : it->second);
     }
+    case Lever::fp8_attention: return plan.pins.fp8_attention.contains(move.op) ? "fp8" : "fp16";
   }
   return "?";
 }
@@ -117,6 +124,7 @@ std::string move_value(const Move& move) {
     case Lever::attention_blocks: return blocks_text(move.attention);
     case Lever::stream_words: return std::to_string(move.stream_words);
     case Lever::tile_offset: return std::to_string(move.tile_offset);
+    case Lever::fp8_attention: return move.fp8 ? "fp8" : "fp16";
   }
   return "?";
 }
@@ -133,7 +141,7 @@ Proposals::Proposals(const Graph& graph, const target::MachineDescription& machi
   auto add_ops = [&](const std::vector<Op>& ops, std::uint32_t executions) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}, {}, {}, 0};
+      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}, {}, {}, 0, false};
       if (op.kind == OpKind::gemm) {
         c.gemm = gemm_shape(graph, op);
         if (const Op* consumer = block_consumer(ops, i)) {
@@ -157,6 +165,7 @@ Proposals::Proposals(const Graph& graph, const target::MachineDescription& machi
         c.head_dim = op.head_dim;
         c.heads = op.heads;
         c.tiles = std::max(1u, machine.tiles / images);
+        c.fp8_capable = op.attention_use == AttentionUse::encoder && op.inputs[0] == op.inputs[1] && op.head_dim % 4 == 0;
         screen_attention(c, machine.free_bytes_per_tile(limits.profiling));
       } else {
         continue;
@@ -263,10 +272,21 @@ void Proposals::add_offset_moves(const OpChoices& op, const SearchPlan& plan, st
   }
 }
 
+// FP8 attention products on or off (PlanPins::fp8_attention). Not estimated locally (it
+// halves Q, K and V's exchange bytes, which the local estimate does not see): ranked with
+// the best layout matches, by executions, each direction worth one try.
+void Proposals::add_fp8_attention_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+  if (!op.fp8_capable) return;
+  Move m{Lever::fp8_attention, op.name, {}, {}, 0, 0, -0.505, false};
+  m.fp8 = !plan.pins.fp8_attention.contains(op.name);
+  moves.push_back(std::move(m));
+}
+
 std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
   std::vector<Move> moves;
   for (const OpChoices& op : ops_) {
     if (op.lever == Lever::gemm_grid) add_layout_moves(op, plan, moves);
+    if (op.lever == Lever::attention_blocks) add_fp8_attention_move(op, plan, moves);
     add_offset_moves(op, plan, moves);
     if (op.alternatives.empty()) continue;
     const std::uint64_t current = current_estimate(op, plan.pins);

@@ -16,8 +16,9 @@ namespace tilevit::compiler {
 // layout_match: a GEMM grid whose column blocks are its consumer's input blocks (an
 // attention head, the next GEMM's K block; GemmSplits::column_quantum).
 // tile_offset: the first tile of a GEMM's or attention op's cells (PlanPins::tile_offsets).
-enum class Lever : std::uint8_t { gemm_grid, attention_blocks, stream_words, layout_match, tile_offset };
-inline constexpr std::size_t kLevers = 5;
+// fp8_attention: an encoder attention op's products in FP8 or FP16 (PlanPins::fp8_attention).
+enum class Lever : std::uint8_t { gemm_grid, attention_blocks, stream_words, layout_match, tile_offset, fp8_attention };
+inline constexpr std::size_t kLevers = 6;
 const char* to_string(Lever lever);
 
 // What the search varies: pins for every GEMM and attention op (the loop body's ops once,
@@ -45,6 +46,7 @@ struct Move {
   double estimated_gap = 0;
   bool has_estimate = true;
   std::uint32_t tile_offset = 0;
+  bool fp8 = false;  // fp8_attention: the new precision of the op's products
   std::string identity() const;  // lever, op and new value: the same change on any plan
 };
 
@@ -88,6 +90,7 @@ class Proposals {
     std::string consumer_gemm;
     GemmShape consumer_shape;
     std::uint32_t consumer_head_dim = 0;
+    bool fp8_capable = false;  // attention: FP8 products possible (lower_ops.cpp, AttentionLowering)
   };
   std::uint64_t current_estimate(const OpChoices& op, const PlanPins& pins) const;
   void screen_gemm(OpChoices& op);
@@ -96,6 +99,7 @@ class Proposals {
   std::uint32_t consumer_block(const OpChoices& op, const PlanPins& pins) const;
   void add_layout_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
   void add_offset_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
+  void add_fp8_attention_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
 
   const target::MachineDescription& machine_;
   std::uint32_t per_op_;

@@ -91,6 +91,8 @@ nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig
   j["numerics"] = {{"roles", roles},
                    {"attention_key_block", n.attention_key_block},
                    {"map_attention_key_block", n.map_attention_key_block}};
+  // Only in packages with FP8 attention products, so the others keep their bytes.
+  if (n.attention_fp8) j["numerics"]["attention_fp8_scale"] = n.attention_scale;
   j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
   j["exchange_stream_words"] = p.exchange_stream_words;
   if (p.profiling.enabled)  // absent in unprofiled packages, whose bytes predate profiling builds
@@ -232,6 +234,10 @@ Executable decode_package(const Container& c) {
     }
     out.numerics.attention_key_block = json_integer<std::uint32_t>(j.at("numerics").at("attention_key_block"), "numerics.attention_key_block");
     out.numerics.map_attention_key_block = json_integer<std::uint32_t>(j.at("numerics").at("map_attention_key_block"), "numerics.map_attention_key_block");
+    if (j.at("numerics").contains("attention_fp8_scale")) {
+      out.numerics.attention_fp8 = true;
+      out.numerics.attention_scale = json_integer<int>(j.at("numerics").at("attention_fp8_scale"), "numerics.attention_fp8_scale");
+    }
     out.program.loop_begin = json_integer<std::uint32_t>(j.at("loop").at("begin"), "loop.begin");
     out.program.loop_end = json_integer<std::uint32_t>(j.at("loop").at("end"), "loop.end");
     out.program.loop_count = json_integer<std::uint32_t>(j.at("loop").at("count"), "loop.count");
