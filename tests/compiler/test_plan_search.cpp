@@ -240,6 +240,14 @@ TEST(PlanSearch, FP8AttentionIsProposedBothWaysAndKeptWhenFaster) {
   }
   o.pins.fp8_attention = {"head.attention"};  // the MAP head's pooling has no FP8 products
   EXPECT_THROW(test_support::compile_small(2, o), Error);
+  o.pins.fp8_attention = {"layer.qkv"};  // not an attention op
+  try {
+    test_support::compile_small(2, o);
+    ADD_FAILURE() << "a pin naming no attention op was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find("layer.qkv"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PlanBound, BelowEveryPlanAndGrowingWithTheLayers) {
