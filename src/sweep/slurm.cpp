@@ -74,12 +74,39 @@ std::string submit(const std::string& sbatch, std::vector<std::string> args, con
   args.insert(args.begin(), {sbatch, "--parsable"});
   const Finished f = run_captured(args);
   const std::string id = f.out.substr(0, f.out.find_first_of(";\n"));
-  if (f.status != 0 && !id.empty())
-    throw Error("sbatch: " + what + " job " + id + " ended with exit status " + std::to_string(f.status), kExitFailure);
   if (f.status != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
     throw Error("sbatch: submitting the " + what + " job failed (exit status " + std::to_string(f.status) + ")",
                 kExitResource);
   return id;
+}
+
+// The job's state from `scontrol show job -o ID` ("COMPLETED", "RUNNING", ...); "" when
+// Slurm no longer knows the job (purged after MinJobAge).
+std::string job_state(const std::string& scontrol, const std::string& job) {
+  const Finished f = run_captured({scontrol, "show", "job", "-o", job});
+  const auto at = f.out.find("JobState=");
+  if (f.status != 0 || at == std::string::npos) return "";
+  return f.out.substr(at + 9, f.out.find_first_of(" \n", at) - at - 9);
+}
+
+// Polls once a second until the job has ended: its final state. (sbatch --wait polls
+// ever more rarely: it returned 31 s after a 10 s sweep's merge job had ended.)
+std::string wait_for_job(const std::string& scontrol, const std::string& job) {
+  for (;;) {
+    const std::string state = job_state(scontrol, job);
+    if (state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" && state != "COMPLETING" &&
+        state != "SUSPENDED" && state != "REQUEUED")
+      return state;
+    ::sleep(1);
+  }
+}
+
+std::string tool_on_path(const std::string& name) {
+  const std::string path = find_on_path(name);
+  if (path.empty())
+    throw Error("--slurm: " + name + " is not on PATH (install Slurm's client, Debian slurm-client, or run without --slurm)",
+                kExitResource);
+  return path;
 }
 
 std::string header(const std::string& job_name, const std::string& log) {
@@ -116,10 +143,8 @@ std::string merge_script_text(const SweepDirectory& sweep, const SlurmOptions& o
 }
 
 SlurmJobs submit_slurm(const SweepDirectory& sweep, const SlurmOptions& options) {
-  const std::string sbatch = find_on_path("sbatch");
-  if (sbatch.empty())
-    throw Error("--slurm: sbatch is not on PATH (install Slurm's client, Debian slurm-client, or run without --slurm)",
-                kExitResource);
+  const std::string sbatch = tool_on_path("sbatch");
+  const std::string scontrol = options.wait ? tool_on_path("scontrol") : "";
   const fs::path dir = fs::path(absolute_dir(sweep)) / "slurm";
   fs::create_directories(dir);
   SlurmJobs jobs{(dir / "array.sh").string(), (dir / "merge.sh").string(), "", ""};
@@ -127,10 +152,16 @@ SlurmJobs submit_slurm(const SweepDirectory& sweep, const SlurmOptions& options)
   write_text_atomically(jobs.merge_script, merge_script_text(sweep, options));
   jobs.array_job = submit(sbatch, {"--array=" + array_range(sweep.point_count(), options.max_parallel), jobs.array_script},
                           "array");
-  std::vector<std::string> merge_args = {"--dependency=afterok:" + jobs.array_job, "--kill-on-invalid-dep=yes"};
-  if (options.wait) merge_args.push_back("--wait");
-  merge_args.push_back(jobs.merge_script);
-  jobs.merge_job = submit(sbatch, merge_args, "merge");
+  jobs.merge_job = submit(
+      sbatch, {"--dependency=afterok:" + jobs.array_job, "--kill-on-invalid-dep=yes", jobs.merge_script}, "merge");
+  if (!options.wait) return jobs;
+  const std::string state = wait_for_job(scontrol, jobs.merge_job);
+  // A job Slurm has already forgotten ended at least MinJobAge ago: its outputs tell.
+  const bool merged = state == "COMPLETED" || (state.empty() && fs::exists(fs::path(sweep.path()) / "sweep.csv"));
+  if (!merged)
+    throw Error("merge job " + jobs.merge_job + " ended " + (state.empty() ? "without a merged sweep.csv" : state) +
+                    " (an array task failed? logs in " + dir.string() + ")",
+                kExitFailure);
   return jobs;
 }
 

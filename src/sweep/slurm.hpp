@@ -16,7 +16,7 @@ namespace tilevit::sweep {
 struct SlurmOptions {
   std::string tilevit;             // absolute path of the binary the tasks run
   std::uint32_t max_parallel = 0;  // K of --array=0-(N-1)%K; 0: Slurm's own limit
-  bool wait = false;               // block until the merge job has ended (sbatch --wait)
+  bool wait = false;               // block until the merge job has ended (polls scontrol once a second)
 };
 
 struct SlurmJobs {
@@ -30,9 +30,10 @@ std::string merge_script_text(const SweepDirectory& sweep, const SlurmOptions& o
 // "0-199%2"
 std::string array_range(std::uint64_t points, std::uint32_t max_parallel);
 
-// Writes the scripts and submits both jobs. sbatch not on PATH, or failing:
-// Error(kExitResource), one line. With options.wait, returns once the merge job ended;
-// a merge job that failed or was cancelled is Error(kExitFailure).
+// Writes the scripts and submits both jobs. sbatch (or, with wait, scontrol) not on PATH,
+// or sbatch failing: Error(kExitResource), one line. With options.wait, returns once the
+// merge job has ended; a merge job that failed or was cancelled (an array task failed) is
+// Error(kExitFailure).
 SlurmJobs submit_slurm(const SweepDirectory& sweep, const SlurmOptions& options);
 
 // `word` quoted for sh: 'it'\''s'.
