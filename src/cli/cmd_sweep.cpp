@@ -136,15 +136,15 @@ struct SweepCommand {
               {"points", d.point_count()},
               {"slurm", {{"array_job", jobs.array_job}, {"merge_job", jobs.merge_job},
                          {"array_script", jobs.array_script}, {"merge_script", jobs.merge_script}}}};
-    if (wait) j["merged"] = json::parse(read_merged_summary(d));
+    if (wait) j["merged"] = merged_counts(d);
     print(j);
     return kExitOk;
   }
 
-  static std::string read_merged_summary(const sweep::SweepDirectory& d) {
+  // What the merge job found, read back from the point records it merged.
+  static json merged_counts(const sweep::SweepDirectory& d) {
     const sweep::MergedSweep merged = sweep::merge_records(d);
-    return json{{"ok", merged.ok}, {"failed", merged.failed}, {"missing", merged.missing}, {"pareto", merged.pareto}}
-        .dump();
+    return {{"ok", merged.ok}, {"failed", merged.failed}, {"missing", merged.missing}, {"pareto", merged.pareto}};
   }
 
   // Rank 0 prepares the directory; every rank takes its share; rank 0 merges after all
