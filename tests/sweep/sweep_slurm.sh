@@ -3,7 +3,8 @@
 # munged, slurmctld and slurmd with every file in a temporary directory and stops them by
 # the process ids it started): `tilevit sweep SPEC --out DIR --slurm --wait`, a job array
 # of 20 tasks, 2 at a time, and a merge job after it; the merged CSV must have 20 rows and
-# equal a local run's. A daemon that does not start fails the test.
+# equal a local run's; then a sweep whose tasks fail must end with its merge job cancelled
+# and exit 1. A daemon that does not start fails the test.
 # Usage: sweep_slurm.sh TILEVIT
 set -euo pipefail
 tilevit=$1
@@ -28,4 +29,22 @@ missing=$(grep -c ',missing,' "$work/sweep/sweep.csv" || true)
 "$tilevit" sweep "$work/spec.json" --out "$work/local" --threads 1 >/dev/null 2>&1 || fail "local sweep"
 diff <(csv_without_timings "$work/sweep/sweep.csv") <(csv_without_timings "$work/local/sweep.csv") >&2 ||
   fail "the Slurm sweep's CSV differs from a local run's"
-echo "PASS: 20 points as a Slurm job array, merged by a dependent job"
+
+# An array task that fails (here: its sweep's machine file is gone when the tasks start;
+# the partition is held down until then) cancels the merge job, and --wait says so: exit 1.
+cp "$(dirname "$0")/../../src/target/machines/test16.machine" "$work/gone.machine"
+sed 's/"machine": "test16"/"machine": "gone.machine"/' "$work/spec.json" >"$work/broken.json"
+scontrol update PartitionName=sweep State=DOWN
+set +e
+"$tilevit" sweep "$work/broken.json" --out "$work/broken" --slurm --max-parallel 2 --wait 2>"$work/broken.err" &
+submitter=$!
+for _ in $(seq 100); do [ -s "$work/broken/slurm/merge.sh" ] && break; sleep 0.1; done
+sleep 1  # both jobs submitted
+rm "$work/gone.machine"
+scontrol update PartitionName=sweep State=UP
+wait "$submitter"
+status=$?
+set -e
+[ "$status" = 1 ] || { cat "$work/broken.err" >&2; fail "a failed array task: exit $status, expected 1"; }
+grep -q "merge job [0-9]* ended CANCELLED" "$work/broken.err" || fail "no cancelled merge job: $(cat "$work/broken.err")"
+echo "PASS: 20 points as a Slurm job array, merged by a dependent job; a failed task cancels the merge"
