@@ -51,6 +51,7 @@ struct SweepCommand {
     run_point = a.add_subcommand("run-point", "evaluate one point of a sweep directory (what a Slurm task runs)");
     run_point->add_option("dir", dir, "sweep directory")->required();
     run_point->add_option("--index", index, "point index")->required();
+    run_point->add_flag("--retry-failed", retry_failed, "evaluate the point again if its record is a failure");
     add_common(*run_point);
     return [this] { return run(); };
   }
@@ -129,6 +130,7 @@ struct SweepCommand {
     o.tilevit = std::filesystem::read_symlink("/proc/self/exe").string();
     o.max_parallel = max_parallel;
     o.wait = wait;
+    o.retry_failed = retry_failed;
     const sweep::SlurmJobs jobs = sweep::submit_slurm(d, o);
     progress("sweep: array job " + jobs.array_job + " (" + sweep::array_range(d.point_count(), max_parallel) +
              "), merge job " + jobs.merge_job + (wait ? " ended" : " after it"));

@@ -132,7 +132,7 @@ std::string array_script_text(const SweepDirectory& sweep, const SlurmOptions& o
   return header("tilevit-sweep", dir + "/slurm/point-%a.log") +
          "# One sweep point per array task (tilevit sweep run-point skips a finished point).\n"
          "exec " + shell_quote(options.tilevit) + " sweep run-point " + shell_quote(dir) +
-         " --index \"$SLURM_ARRAY_TASK_ID\" --threads 1\n";
+         " --index \"$SLURM_ARRAY_TASK_ID\" --threads 1" + (options.retry_failed ? " --retry-failed" : "") + "\n";
 }
 
 std::string merge_script_text(const SweepDirectory& sweep, const SlurmOptions& options) {

@@ -17,6 +17,7 @@ struct SlurmOptions {
   std::string tilevit;             // absolute path of the binary the tasks run
   std::uint32_t max_parallel = 0;  // K of --array=0-(N-1)%K; 0: Slurm's own limit
   bool wait = false;               // block until the merge job has ended (polls scontrol once a second)
+  bool retry_failed = false;       // tasks evaluate again points whose record is a failure
 };
 
 struct SlurmJobs {

@@ -21,7 +21,7 @@ TEST(SweepSlurm, ShellQuotingSurvivesQuotes) { EXPECT_EQ(shell_quote("it's"), "'
 TEST(SweepSlurm, ScriptsRunOnePointPerTaskAndMergeAfter) {
   const std::string dir = test::fresh_dir("slurm_scripts");
   const SweepDirectory d = test::small_sweep(dir);
-  const SlurmOptions o{"/opt/tile vit/tilevit", 2, false};
+  SlurmOptions o{"/opt/tile vit/tilevit", 2, false, false};
   const std::string array = array_script_text(d, o);
   EXPECT_EQ(array.rfind("#!/bin/sh\n", 0), 0u);
   EXPECT_NE(array.find("#SBATCH --output=" + dir + "/slurm/point-%a.log"), std::string::npos) << array;
@@ -29,6 +29,9 @@ TEST(SweepSlurm, ScriptsRunOnePointPerTaskAndMergeAfter) {
             std::string::npos)
       << array;
   EXPECT_NE(merge_script_text(d, o).find("exec '/opt/tile vit/tilevit' sweep merge '" + dir + "'"), std::string::npos);
+  EXPECT_EQ(array.find("--retry-failed"), std::string::npos);
+  o.retry_failed = true;
+  EXPECT_NE(array_script_text(d, o).find("--threads 1 --retry-failed\n"), std::string::npos);
 }
 
 TEST(SweepSlurm, NoSbatchOnPathIsOneLineResourceError) {
@@ -36,7 +39,7 @@ TEST(SweepSlurm, NoSbatchOnPathIsOneLineResourceError) {
   const std::string saved = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", "/nonexistent", 1);
   try {
-    submit_slurm(d, {"/bin/true", 1, false});
+    submit_slurm(d, {"/bin/true", 1, false, false});
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitResource);
