@@ -23,6 +23,7 @@ cp "$work"/run/*.tvprof "$corpus/fuzz_profile/"
 "$tilevit" compile --preset small --layers 2 --machine "$machine" --optimization-steps 2 \
   --write-plan "$corpus/fuzz_plan_file/small2_searched.plan.json" >/dev/null 2>&1
 cp tests/fixtures/calibration.json "$corpus/fuzz_calibration/"
+cp tests/fixtures/sweeps/*.json "$corpus/fuzz_sweep_spec/"
 cp tests/fixtures/kernels.json "$corpus/fuzz_kernel_measurements/"
 cp src/target/machines/kernels.json "$corpus/fuzz_kernel_measurements/shipped_kernels.json"
 "$tilevit" export-weights --preset small --layers 1 "$corpus/fuzz_safetensors/small1.safetensors" >/dev/null 2>&1
