@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ccache pkg-config
   nlohmann-json3-dev libcli11-dev libpng-dev libjpeg-dev libssl-dev zlib1g-dev
   libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  chromium)
+  chromium libopenmpi-dev openmpi-bin)
+# libopenmpi-dev, openmpi-bin: multi-chip runs with one MPI rank per chip (docs/SCALE_OUT.md).
 # chromium, node and npm: the headless-browser tests of the HTML viewers (tests/browser).
 # Node.js comes from Debian only when the machine has none (an installed Node.js that
 # bundles npm conflicts with Debian's npm package).
