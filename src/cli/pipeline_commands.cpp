@@ -1,6 +1,8 @@
 #include "cli/pipeline_commands.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
