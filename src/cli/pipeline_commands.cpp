@@ -100,7 +100,7 @@ int compile_pipeline_command(const PipelineCompileRequest& r) {
 
 namespace {
 
-RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* out, const distributed::MpiSession* mpi) {
+RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* out, const mpi::World* mpi) {
   std::string path = r.package_file;
   if (path.empty()) {
     path = out ? out->path("model.tvpkg") : r.out_dir + "/model.tvpkg";
@@ -147,8 +147,8 @@ std::uint32_t chips_of_run(const PipelineRunRequest& r) {
                                 : system::load_pipeline(r.package_file).pipeline.machine.system.chips;
 }
 
-int run_on_ranks(const PipelineRunRequest& r, const distributed::MpiSession* mpi, std::uint32_t chips) {
-  const int rank = mpi ? mpi->rank() : 0, ranks = mpi ? mpi->ranks() : 1;
+int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32_t chips) {
+  const int rank = mpi ? mpi->rank() : 0, ranks = mpi ? mpi->size() : 1;
   const auto [first_chip, end_chip] = distributed::chips_of_rank(rank, ranks, chips);
   std::unique_ptr<OutputDirectory> out;
   if (rank == 0) out = std::make_unique<OutputDirectory>(r.out_dir);
@@ -166,15 +166,16 @@ int run_on_ranks(const PipelineRunRequest& r, const distributed::MpiSession* mpi
            std::to_string(end_chip - 1) + ", uploading weights");
   system::PipelineDevice dev(p, first_chip, end_chip);
   dev.upload_weights(weights);
-  distributed::MpiBoundary boundary(ranks, chips);
+  std::unique_ptr<distributed::MpiBoundary> boundary;
+  if (mpi) boundary = std::make_unique<distributed::MpiBoundary>(*mpi, chips);
   const int last_rank = distributed::rank_of_chip(chips - 1, ranks, chips);
   const std::size_t output_values = config.output_values_per_image() * config.batch;
   CallsReport report;
   for (int i = 0; i < r.inferences; ++i) {
     progress("pipeline: call " + std::to_string(i + 1) + " of " + std::to_string(r.inferences));
-    const auto result = dev.run(images, mpi ? &boundary : nullptr);
-    const std::uint64_t cycles = mpi ? mpi->max_clock(result.clock) : result.clock;
-    const std::vector<float> output = mpi ? mpi->output_to_rank0(result.output, last_rank, output_values) : result.output;
+    const auto result = dev.run(images, boundary.get());
+    const std::uint64_t cycles = mpi ? mpi->max(result.clock) : result.clock;
+    const std::vector<float> output = mpi ? distributed::output_to_rank0(*mpi, result.output, last_rank, output_values) : result.output;
     if (rank == 0)
       check_call(report, output, fp32, config, r,
                  {{"call", i}, {"device_cycles", cycles}, {"device_ms", double(cycles) / double(p.machine.clock_hz) * 1e3},
@@ -227,12 +228,12 @@ int run_on_ranks(const PipelineRunRequest& r, const distributed::MpiSession* mpi
 }  // namespace
 
 int run_pipeline_command(const PipelineRunRequest& r) {
-  if (!(r.mpi || distributed::started_by_mpirun())) return run_on_ranks(r, nullptr, chips_of_run(r));
-  const distributed::MpiSession mpi;
+  if (!(r.mpi || mpi::started_by_mpirun())) return run_on_ranks(r, nullptr, chips_of_run(r));
+  const mpi::World mpi;
   // Errors every rank meets alike (the machine, the package, too many ranks) end each
   // rank on its own, with MPI finalised and the usual exit code.
   const std::uint32_t chips = chips_of_run(r);
-  distributed::chips_of_rank(mpi.rank(), mpi.ranks(), chips);
+  distributed::chips_of_rank(mpi.rank(), mpi.size(), chips);
   try {
     return run_on_ranks(r, &mpi, chips);
   } catch (const Error& e) {  // one rank's error must end every rank, not leave them waiting

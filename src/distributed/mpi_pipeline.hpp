@@ -9,34 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "mpi/mpi_world.hpp"
 #include "system/pipeline_device.hpp"
 
 namespace tilevit::distributed {
 
-// Whether this process was started by mpirun (OpenMPI's environment), so `tilevit run`
-// takes the MPI path without --mpi.
-bool started_by_mpirun();
-
-// MPI_Init on construction (once per process), MPI_Finalize on destruction.
-class MpiSession {
- public:
-  MpiSession();
-  ~MpiSession();
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-
-  int rank() const { return rank_; }
-  int ranks() const { return ranks_; }
-  // Ends every rank with `exit_code` (a rank's error must not leave the others waiting).
-  [[noreturn]] void abort(int exit_code) const;
-  void barrier() const;
-  std::uint64_t max_clock(std::uint64_t clock) const;
-  // The last chip's output, from the rank running it to rank 0 (values on rank 0, else empty).
-  std::vector<float> output_to_rank0(const std::vector<float>& output, int owner, std::size_t values) const;
-
- private:
-  int rank_ = 0, ranks_ = 1;
-};
+// The last chip's output, from the rank running it (`owner`) to rank 0: the values on
+// rank 0, else empty.
+std::vector<float> output_to_rank0(const mpi::World& world, const std::vector<float>& output, int owner,
+                                   std::size_t values);
 
 // Chips [first, end) of `rank` among `ranks`: contiguous, as even as possible, the first
 // ranks taking the extra chips. Throws Error(kExitUsage) when ranks > chips.
@@ -46,12 +27,12 @@ int rank_of_chip(std::uint32_t chip, int ranks, std::uint32_t chips);
 // The boundary between this rank's chips and its neighbours' (MPI_Send / MPI_Recv).
 class MpiBoundary : public system::StageBoundary {
  public:
-  MpiBoundary(int ranks, std::uint32_t chips) : ranks_(ranks), chips_(chips) {}
+  MpiBoundary(const mpi::World& world, std::uint32_t chips) : world_(world), chips_(chips) {}
   void send(std::uint32_t to_chip, const std::vector<std::uint16_t>& stream, std::uint64_t clock) override;
   std::vector<std::uint16_t> receive(std::uint32_t from_chip, std::size_t values, std::uint64_t& clock) override;
 
  private:
-  int ranks_;
+  const mpi::World& world_;
   std::uint32_t chips_;
 };
 
