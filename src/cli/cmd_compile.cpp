@@ -174,9 +174,9 @@ struct CompileCommand {
                       {"waves", step.waves},
                       {"exchange_cycles", c.exchange},
                       {"sync_cycles", c.sync},
-                      // the yardsticks of the schedule (exchange_bounds.hpp): payload floors at one
-                      // word per cycle in and out, per phase and summed over its waves, and the
-                      // bound the [exchange] rules add
+                      // the yardsticks of the schedule (exchange_bounds.hpp): payload floors (the
+                      // cycles pieces occupy a tile's lane in or out), per phase and summed over
+                      // its waves, and the bound the [exchange] rules add
                       {"receive_floor_cycles", bounds.receive_floor},
                       {"send_floor_cycles", bounds.send_floor},
                       {"floor_cycles", bounds.floor()},

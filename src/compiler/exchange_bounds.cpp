@@ -15,11 +15,11 @@ std::uint64_t wave_rule_bound(const target::MachineDescription& m, const std::ve
   std::vector<std::uint32_t> transit_in(m.tiles, UINT32_MAX), transit_out(m.tiles, UINT32_MAX);
   for (std::size_t i = first; i < last; ++i) {
     const Transfer& t = x[i];
-    const std::uint32_t transit = transit_cycles(m, t);
-    sent[t.source.tile] += t.words();
+    const std::uint32_t transit = transit_cycles(m, t), cycles = occupancy_cycles(m, t);
+    sent[t.source.tile] += cycles;
     transit_out[t.source.tile] = std::min(transit_out[t.source.tile], transit);
     for (const Endpoint& d : t.destinations) {
-      received[d.tile] += t.words();
+      received[d.tile] += cycles;
       transit_in[d.tile] = std::min(transit_in[d.tile], transit);
       starts.emplace_back(d.tile, t.source.tile, d.allocation, d.offset);
       ends.emplace_back(d.tile, t.source.tile, d.allocation, std::uint64_t(d.offset) + t.bytes);
@@ -46,13 +46,14 @@ std::uint64_t wave_rule_bound(const target::MachineDescription& m, const std::ve
   return bound;
 }
 
-// The busiest tile's words in or out over pieces [first, last) (a multicast sent once).
+// The busiest tile's cycles in or out over pieces [first, last) (a multicast sent once).
 static std::uint64_t wave_floor(const target::MachineDescription& m, const std::vector<Transfer>& pieces,
                                 std::size_t first, std::size_t last) {
   std::vector<std::uint64_t> sent(m.tiles, 0), received(m.tiles, 0);
   for (std::size_t i = first; i < last; ++i) {
-    sent.at(pieces[i].source.tile) += pieces[i].words();
-    for (const Endpoint& d : pieces[i].destinations) received.at(d.tile) += pieces[i].words();
+    const std::uint32_t cycles = occupancy_cycles(m, pieces[i]);
+    sent.at(pieces[i].source.tile) += cycles;
+    for (const Endpoint& d : pieces[i].destinations) received.at(d.tile) += cycles;
   }
   return std::max(*std::max_element(sent.begin(), sent.end()), *std::max_element(received.begin(), received.end()));
 }
@@ -61,8 +62,9 @@ ExchangeBounds exchange_bounds(const target::MachineDescription& m, const Supers
   ExchangeBounds b;
   std::vector<std::uint64_t> sent(m.tiles, 0), received(m.tiles, 0);
   for (const Transfer& t : step.exchange) {
-    sent.at(t.source.tile) += t.words();
-    for (const Endpoint& d : t.destinations) received.at(d.tile) += t.words();
+    const std::uint32_t cycles = occupancy_cycles(m, t);
+    sent.at(t.source.tile) += cycles;
+    for (const Endpoint& d : t.destinations) received.at(d.tile) += cycles;
   }
   if (step.exchange.empty()) return b;
   b.receive_floor = *std::max_element(received.begin(), received.end());

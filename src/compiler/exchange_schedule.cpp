@@ -38,6 +38,18 @@ std::uint32_t transit_cycles(const target::MachineDescription& m, const Transfer
   return farthest;
 }
 
+std::uint32_t occupancy_cycles(const target::MachineDescription& m, const Transfer& t) {
+  return static_cast<std::uint32_t>(m.exchange_cycles(t.bytes));  // at most bytes / 4: fits
+}
+
+std::uint64_t send_end(const target::MachineDescription& m, const Transfer& t) {
+  return std::uint64_t(t.send_cycle) + occupancy_cycles(m, t);
+}
+
+std::uint64_t land_end(const target::MachineDescription& m, const Transfer& t) {
+  return std::uint64_t(t.land_cycle) + occupancy_cycles(m, t);
+}
+
 bool continues(const Transfer& previous, const Endpoint& previous_destination, const Transfer& next,
                const Endpoint& next_destination) {
   return previous.source.tile == next.source.tile && previous_destination.allocation == next_destination.allocation &&
@@ -67,17 +79,18 @@ struct Lane {
 
 // The order pieces are placed in: pieces from one sender to one set of receivers form a
 // group, taken together in destination order so that its receivers continue or only move
-// their pointer; groups by the load of their busiest tile (words plus a pointer move per
-// piece received), busiest first, so the critical lanes fill from the section's start.
+// their pointer; groups by the load of their busiest tile (cycles of its pieces plus a
+// pointer move per piece received), busiest first, so the critical lanes fill from the section's start.
 std::vector<std::size_t> priority_order(const std::vector<Transfer>& x, std::size_t first, std::size_t last,
                                         const target::MachineDescription& m) {
   std::vector<std::uint64_t> load(m.tiles, 0), sent(m.tiles, 0);
   for (std::size_t i = first; i < last; ++i) {
-    sent[x[i].source.tile] += x[i].words();
-    for (const Endpoint& d : x[i].destinations) load[d.tile] += x[i].words() + m.pointer_switch_cycles;
+    const std::uint32_t cycles = occupancy_cycles(m, x[i]);
+    sent[x[i].source.tile] += cycles;
+    for (const Endpoint& d : x[i].destinations) load[d.tile] += cycles + m.pointer_switch_cycles;
   }
   struct Group {
-    std::uint64_t priority = 0, words = 0;
+    std::uint64_t priority = 0, cycles = 0;
     std::vector<std::size_t> pieces;
   };
   std::map<std::pair<std::uint32_t, std::vector<std::uint32_t>>, std::size_t> index;
@@ -93,13 +106,13 @@ std::vector<std::size_t> priority_order(const std::vector<Transfer>& x, std::siz
       for (std::uint32_t tile : tiles) g.priority = std::max(g.priority, load[tile]);
       groups.push_back(std::move(g));
     }
-    groups[at->second].words += t.words();
+    groups[at->second].cycles += occupancy_cycles(m, t);
     groups[at->second].pieces.push_back(i);
   }
   std::vector<std::size_t> by_priority(groups.size());
   std::iota(by_priority.begin(), by_priority.end(), 0);
   std::stable_sort(by_priority.begin(), by_priority.end(), [&](std::size_t a, std::size_t b) {
-    return std::tie(groups[b].priority, groups[b].words) < std::tie(groups[a].priority, groups[a].words);
+    return std::tie(groups[b].priority, groups[b].cycles) < std::tie(groups[a].priority, groups[a].cycles);
   });
   std::vector<std::size_t> order;
   order.reserve(last - first);
@@ -286,8 +299,10 @@ class PhaseScheduler {
     shortest_ = UINT32_MAX;
     first_ = first;
     transit_.clear();
+    occupancy_.clear();
     for (std::size_t i = first; i < last; ++i) {
-      shortest_ = std::min(shortest_, step_.exchange[i].words());
+      occupancy_.push_back(occupancy_cycles(m_, step_.exchange[i]));
+      shortest_ = std::min(shortest_, occupancy_.back());
       transit_.push_back(transit_cycles(m_, step_.exchange[i]));
     }
     // Each order in turn, the first shortest kept (re-placed if a later one was tried).
@@ -344,22 +359,22 @@ class PhaseScheduler {
   // with each neighbour's control gap kept (backfilling any gap wide enough).
   std::uint64_t receiver_fit(const Lane& lane, std::uint32_t p, std::uint32_t k, std::uint64_t cycle,
                              std::uint32_t base) const {
-    const std::uint32_t words = step_.exchange[p].words();
+    const std::uint32_t cycles = occupancy_[p - first_];
     std::size_t i = position(lane, static_cast<std::uint32_t>(std::min<std::uint64_t>(cycle, UINT32_MAX)));
     // The first landing of a section follows a select made at its start.
     cycle = std::max<std::uint64_t>(cycle, base + m_.source_switch_cycles);
     for (;; ++i) {
       if (i > 0) cycle = std::max<std::uint64_t>(cycle, lane.busy[i - 1].end + control(lane.busy[i - 1], p, k));
-      if (i == lane.busy.size() || cycle + words + control(p, k, lane.busy[i]) <= lane.busy[i].start) return cycle;
+      if (i == lane.busy.size() || cycle + cycles + control(p, k, lane.busy[i]) <= lane.busy[i].start) return cycle;
     }
   }
 
-  // The earliest cycle >= `cycle` at which the sender's lane is free for `words`.
-  static std::uint64_t sender_fit(const Lane& lane, std::uint32_t words, std::uint64_t cycle) {
+  // The earliest cycle >= `cycle` at which the sender's lane is free for `cycles`.
+  static std::uint64_t sender_fit(const Lane& lane, std::uint32_t cycles, std::uint64_t cycle) {
     std::size_t i = position(lane, static_cast<std::uint32_t>(std::min<std::uint64_t>(cycle, UINT32_MAX)));
     for (;; ++i) {
       if (i > 0) cycle = std::max<std::uint64_t>(cycle, lane.busy[i - 1].end);
-      if (i == lane.busy.size() || cycle + words <= lane.busy[i].start) return cycle;
+      if (i == lane.busy.size() || cycle + cycles <= lane.busy[i].start) return cycle;
     }
   }
 
@@ -373,22 +388,23 @@ class PhaseScheduler {
   // Lands piece p at the earliest cycle its sender's lane and all its receivers allow.
   std::uint32_t place(std::size_t p, std::uint32_t base) {
     Transfer& t = step_.exchange[p];
-    const std::uint32_t transit = transit_[p - first_], piece = static_cast<std::uint32_t>(p);
+    const std::uint32_t transit = transit_[p - first_], cycles = occupancy_[p - first_];
+    const auto piece = static_cast<std::uint32_t>(p);
     std::uint64_t land = std::uint64_t(base) + transit;
     for (;;) {  // until the sender and every receiver take the same cycle
-      std::uint64_t next = sender_fit(senders_[t.source.tile], t.words(), land - transit) + transit;
+      std::uint64_t next = sender_fit(senders_[t.source.tile], cycles, land - transit) + transit;
       for (std::uint32_t k = 0; k < t.destinations.size(); ++k)
         next = receiver_fit(receivers_[t.destinations[k].tile], piece, k, next, base);
       if (next == land) break;
       land = next;
     }
-    if (land + t.words() > UINT32_MAX) throw Error("compiler: exchange schedule longer than 2^32 cycles", kExitInternal);
+    if (land + cycles > UINT32_MAX) throw Error("compiler: exchange schedule longer than 2^32 cycles", kExitInternal);
     t.land_cycle = static_cast<std::uint32_t>(land);
     t.send_cycle = t.land_cycle - transit;
-    insert(senders_[t.source.tile], Busy{t.send_cycle, t.send_cycle + t.words(), piece, 0});
+    insert(senders_[t.source.tile], Busy{t.send_cycle, t.send_cycle + cycles, piece, 0});
     for (std::uint32_t k = 0; k < t.destinations.size(); ++k)
-      insert(receivers_[t.destinations[k].tile], Busy{t.land_cycle, t.land_end(), piece, k});
-    return t.land_end();
+      insert(receivers_[t.destinations[k].tile], Busy{t.land_cycle, t.land_cycle + cycles, piece, k});
+    return t.land_cycle + cycles;
   }
 
   // Each receiver's select events: before every landing that does not continue the
@@ -409,9 +425,10 @@ class PhaseScheduler {
   const target::MachineDescription& m_;
   Superstep& step_;
   std::vector<Lane> senders_, receivers_;
-  std::uint32_t shortest_ = 0;       // the section's shortest piece, in words
-  std::size_t first_ = 0;            // its first piece
+  std::uint32_t shortest_ = 0;          // the section's shortest piece, in cycles
+  std::size_t first_ = 0;               // its first piece
   std::vector<std::uint32_t> transit_;  // each of its pieces' transit
+  std::vector<std::uint32_t> occupancy_;  // and its cycles on a lane (occupancy_cycles)
 };
 
 }  // namespace
@@ -420,7 +437,7 @@ void schedule_exchange(CompiledProgram& program, const target::MachineDescriptio
   for (Superstep& step : program.steps) {
     step.selects.clear();
     step.exchange_cycles = 0;
-    // A receiver takes one word per cycle: a multicast cannot land twice on one tile.
+    // A receiver takes one piece at a time: a multicast cannot land twice on one tile.
     std::vector<std::size_t> seen(machine.tiles, SIZE_MAX);
     for (std::size_t i = 0; i < step.exchange.size(); ++i) {
       const Transfer& t = step.exchange[i];

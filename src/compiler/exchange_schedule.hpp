@@ -1,9 +1,10 @@
 #pragma once
 // The exchange as an explicit cycle-level schedule (docs/EXCHANGE_SCHEDULE.md). After the
 // waves (exchange_waves.hpp) every piece gets a send cycle on its sender's lane and a
-// landing window on all its receivers, under the machine's [exchange] rules: one word per
-// cycle in and out per tile, a multicast landing on every receiver in the same cycles
-// (its transit set by its farthest receiver), a receiver selecting the sender and setting
+// landing window on all its receivers, under the machine's [exchange] rules: a piece
+// occupies its sender's lane and every receiver for the machine's exchange_cycles(bytes),
+// a multicast landing on every receiver in the same cycles (its transit set by its
+// farthest receiver), a receiver selecting the sender and setting
 // its pointer before the piece lands, waves run as timed sections joined one after another.
 #include <cstdint>
 
@@ -28,6 +29,14 @@ void schedule_exchange(CompiledProgram& program, const target::MachineDescriptio
 
 // Cycles a multicast takes from its sender's lane to its farthest receiver.
 std::uint32_t transit_cycles(const target::MachineDescription& machine, const Transfer& transfer);
+
+// Cycles a piece occupies its sender's lane and each of its receivers
+// (MachineDescription::exchange_cycles of its bytes).
+std::uint32_t occupancy_cycles(const target::MachineDescription& machine, const Transfer& transfer);
+
+// The cycle after a piece's last bytes leave its sender's lane, and after they land.
+std::uint64_t send_end(const target::MachineDescription& machine, const Transfer& transfer);
+std::uint64_t land_end(const target::MachineDescription& machine, const Transfer& transfer);
 
 // Whether landing `next` on a tile continues `previous` there without any control: the
 // same sender, written just after it (the receiver's pointer advances by itself).

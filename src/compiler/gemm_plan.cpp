@@ -40,10 +40,10 @@ std::uint64_t estimate_gemm_cycles(const target::MachineDescription& m, const Ge
   // arrive through the exchange (receive-bound).
   std::uint64_t received = std::uint64_t(r_block) * k_block * esize;
   if (r_splits > 1) received += std::uint64_t(k_block) * c_block * esize;
-  cycles += received / m.exchange_receive_bytes_per_cycle + m.phase_overhead_cycles;
+  cycles += m.exchange_cycles(received) + m.phase_overhead_cycles;
   if (k_splits > 1) {
     const std::uint64_t row_block = ceil_div(r_block, k_splits);
-    cycles += (k_splits - 1) * row_block * c_block * 2 / m.exchange_receive_bytes_per_cycle + m.phase_overhead_cycles;
+    cycles += m.exchange_cycles((k_splits - 1) * row_block * c_block * 2) + m.phase_overhead_cycles;
     cycles += target::reduce_add_cycles(m, row_block * c_block, k_splits);
   }
   return cycles;
@@ -148,7 +148,7 @@ std::uint64_t estimate_attention_cycles(const target::MachineDescription& m, std
                          target::reduce_add_cycles(m, std::uint64_t(sub) * (d + 1), kbs);
   const std::uint64_t received = std::uint64_t(qr) * d * 2 + 2ull * kn * d * 2 + std::uint64_t(kbs) * qr * 4 +
                                  std::uint64_t(kbs - 1) * sub * (d + 1) * 4;
-  return cycles + received / m.exchange_receive_bytes_per_cycle + 3ull * m.phase_overhead_cycles;
+  return cycles + m.exchange_cycles(received) + 3ull * m.phase_overhead_cycles;
 }
 
 void for_each_attention_grid(const target::MachineDescription& m, std::uint32_t queries, std::uint32_t keys,

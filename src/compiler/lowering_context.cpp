@@ -61,7 +61,7 @@ void LoweringContext::begin_op(const std::string& name) {
   if (s.compute.empty() && s.exchange.empty()) s.label = name;
 }
 
-// A tile receives one word per cycle, so one multicast can land on a tile only once. When
+// A tile receives one piece at a time, so one multicast can land on a tile only once. When
 // one tile needs the same source bytes in two places (two consumer blocks on one tile, as
 // large batches on few tiles give), the repeats go out as further sends of those bytes; a
 // repeated identical destination is dropped.

@@ -51,11 +51,11 @@ struct Transfer {
   std::uint32_t wave = 0;  // exchange wave inside the phase (exchange_waves.hpp)
   // The exchange schedule (exchange_schedule.hpp), in cycles from the start of the phase's
   // timed exchange (after its overhead): the first word leaves the sender's lane at
-  // send_cycle and lands on every destination at land_cycle, one word per cycle.
+  // send_cycle and lands on every destination at land_cycle, each taking the machine's
+  // exchange_cycles(bytes) (compiler::send_end, compiler::land_end).
   std::uint32_t send_cycle = 0;
   std::uint32_t land_cycle = 0;
   std::uint32_t words() const { return bytes / 4; }
-  std::uint32_t land_end() const { return land_cycle + words(); }
 };
 
 // A receiver selects its incoming sender and sets its write pointer: from `cycle` on,

@@ -9,9 +9,10 @@
 namespace tilevit::compiler {
 namespace {
 
-// One landing on one receiver, or one send on one lane: [start, end) in phase cycles.
+// One landing on one receiver, or one send on one lane: [start, end) in phase cycles, its
+// length the piece's occupancy_cycles (the machine's bytes per cycle).
 struct Slot {
-  std::uint32_t start = 0, end = 0;
+  std::uint64_t start = 0, end = 0;
   std::uint32_t transfer = 0, destination = 0;
   bool operator<(const Slot& o) const { return std::tie(start, end, transfer) < std::tie(o.start, o.end, o.transfer); }
 };
@@ -34,11 +35,11 @@ class ScheduleChecker {
       if (std::uint64_t(t.send_cycle) + transit_cycles(m_, t) > t.land_cycle)
         fail(t.source.tile, t.send_cycle, "a transfer sent here lands at cycle " + std::to_string(t.land_cycle) +
                                               ", before its transit of " + std::to_string(transit_cycles(m_, t)) + " cycles");
-      if (t.source.tile < m_.tiles) sends[t.source.tile].push_back(Slot{t.send_cycle, t.send_cycle + t.words(), i, 0});
+      if (t.source.tile < m_.tiles) sends[t.source.tile].push_back(Slot{t.send_cycle, send_end(m_, t), i, 0});
       for (std::uint32_t k = 0; k < t.destinations.size(); ++k)
-        if (t.destinations[k].tile < m_.tiles) landings[t.destinations[k].tile].push_back(Slot{t.land_cycle, t.land_end(), i, k});
-      if (i == 0 || t.land_end() > last_end)
-        last_end = t.land_end(), last_tile = t.destinations.empty() ? t.source.tile : t.destinations.front().tile;
+        if (t.destinations[k].tile < m_.tiles) landings[t.destinations[k].tile].push_back(Slot{t.land_cycle, land_end(m_, t), i, k});
+      if (i == 0 || land_end(m_, t) > last_end)
+        last_end = land_end(m_, t), last_tile = t.destinations.empty() ? t.source.tile : t.destinations.front().tile;
     }
     if (s_.exchange_cycles != last_end)
       fail(last_tile, static_cast<std::uint32_t>(last_end),
@@ -64,7 +65,7 @@ class ScheduleChecker {
   }
 
  private:
-  void fail(std::uint32_t tile, std::uint32_t cycle, const std::string& what) const {
+  void fail(std::uint32_t tile, std::uint64_t cycle, const std::string& what) const {
     fail_("tile " + std::to_string(tile) + ", superstep " + std::to_string(step_) + " (" + s_.label + "), cycle " +
           std::to_string(cycle) + ": " + what);
   }
@@ -89,8 +90,9 @@ class ScheduleChecker {
     const Slot* previous = nullptr;
     for (const Slot& l : landings) {
       if (previous && l.start < previous->end) {
-        fail(tile, l.start, "receives two words in one cycle (transfers " + std::to_string(previous->transfer) + " and " +
-                                std::to_string(l.transfer) + ")");
+        fail(tile, l.start, "receive slots overlap: a landing here, the previous one ends at cycle " +
+                                std::to_string(previous->end) + " (transfers " + std::to_string(previous->transfer) +
+                                " and " + std::to_string(l.transfer) + ")");
         return;
       }
       bool selected = false;  // a select event since the previous landing ended

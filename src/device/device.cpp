@@ -72,7 +72,7 @@ std::vector<std::uint64_t> scheduled_step_cycles(const target::MachineDescriptio
     std::uint64_t slowest = 0;
     for (std::uint32_t t = 0; t < m.tiles; ++t) slowest = std::max(slowest, busy[t] + compiler::local_copy_cycles(m, copied[t]));
     std::uint64_t last_landing = 0;
-    for (const compiler::Transfer& x : s.exchange) last_landing = std::max<std::uint64_t>(last_landing, x.land_end());
+    for (const compiler::Transfer& x : s.exchange) last_landing = std::max(last_landing, compiler::land_end(m, x));
     cycles.push_back(slowest + (s.exchange.empty() ? 0 : m.phase_overhead_cycles + last_landing));
   }
   return cycles;

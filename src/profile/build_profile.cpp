@@ -183,11 +183,13 @@ class Recorder {
     };
     for (const compiler::Transfer& x : s.exchange) {
       WaveSpan& out = span(x.source.tile, x.wave);
-      out.start = std::min(out.start, x.send_cycle), out.end = std::max(out.end, x.send_cycle + x.words());
+      out.start = std::min(out.start, x.send_cycle);
+      out.end = std::max(out.end, static_cast<std::uint32_t>(compiler::send_end(m_, x)));
       out.sent += x.words();
       for (const compiler::Endpoint& e : x.destinations) {
         WaveSpan& in = span(e.tile, x.wave);
-        in.start = std::min(in.start, x.land_cycle), in.end = std::max(in.end, x.land_end());
+        in.start = std::min(in.start, x.land_cycle);
+        in.end = std::max(in.end, static_cast<std::uint32_t>(compiler::land_end(m_, x)));
         in.received += x.words();
       }
     }

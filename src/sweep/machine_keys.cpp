@@ -63,10 +63,10 @@ constexpr MachineKey kKeys[] = {
     {"sram_size", "[memory] sram_size: bytes per tile; the last region and a reserved range at the end move",
      1 << 16, 1u << 31, "", set_sram_size},
     {"clock_hz", "[machine] clock_hz", 1'000'000, 100'000'000'000ull, "", set_clock},
-    {"exchange_bytes_per_cycle", "[exchange] send_bytes_per_cycle and receive_bytes_per_cycle together", 1, 1 << 16,
+    {"exchange_bytes_per_cycle", "[exchange] send_bytes_per_cycle and receive_bytes_per_cycle together", 4, 1 << 16,
      "", set_exchange},
-    {"send_bytes_per_cycle", "[exchange] send_bytes_per_cycle", 1, 1 << 16, "exchange_bytes_per_cycle", set_send},
-    {"receive_bytes_per_cycle", "[exchange] receive_bytes_per_cycle", 1, 1 << 16, "exchange_bytes_per_cycle",
+    {"send_bytes_per_cycle", "[exchange] send_bytes_per_cycle", 4, 1 << 16, "exchange_bytes_per_cycle", set_send},
+    {"receive_bytes_per_cycle", "[exchange] receive_bytes_per_cycle", 4, 1 << 16, "exchange_bytes_per_cycle",
      set_receive},
 };
 

@@ -76,6 +76,11 @@ void require_power_of_two(SectionReader& r, std::string_view key, std::uint64_t 
   if (!is_power_of_two(v)) r.fail(r.line_of(key), key, "must be a power of two, got " + std::to_string(v));
 }
 
+// The exchange moves whole 32-bit words (docs/EXCHANGE_SCHEDULE.md).
+void require_whole_words(SectionReader& r, std::string_view key, std::uint64_t v) {
+  if (v % 4 != 0) r.fail(r.line_of(key), key, "must be a multiple of 4 (whole 32-bit words), got " + std::to_string(v));
+}
+
 struct Span {  // for overlap messages
   std::string what;
   std::uint64_t start, end;
@@ -213,8 +218,10 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
   std::sort(m.reserved.begin(), m.reserved.end(), [](auto& a, auto& b) { return a.start < b.start; });
   {
     SectionReader r(*singles["exchange"], source);
-    m.exchange_send_bytes_per_cycle = r.u32("send_bytes_per_cycle", 1, 1 << 16);
-    m.exchange_receive_bytes_per_cycle = r.u32("receive_bytes_per_cycle", 1, 1 << 16);
+    m.exchange_send_bytes_per_cycle = r.u32("send_bytes_per_cycle", 4, 1 << 16);
+    m.exchange_receive_bytes_per_cycle = r.u32("receive_bytes_per_cycle", 4, 1 << 16);
+    require_whole_words(r, "send_bytes_per_cycle", m.exchange_send_bytes_per_cycle);
+    require_whole_words(r, "receive_bytes_per_cycle", m.exchange_receive_bytes_per_cycle);
     m.latency_cycles = r.u32("latency_cycles", 0, 1 << 20);
     m.latency_cycles_per_row = r.u32("latency_cycles_per_row", 0, 1 << 16);
     m.max_transfer_words = r.u32("max_transfer_words", 1, 1 << 24);

@@ -137,6 +137,16 @@ struct MachineDescription {
   std::uint32_t physical_row(std::uint32_t tile) const { return columns ? tile / columns : 0; }
   // Cycles from a word's send to its landing on `tile`.
   std::uint32_t transit_cycles(std::uint32_t tile) const { return latency_cycles + latency_cycles_per_row * physical_row(tile); }
+  // Cycles `bytes` of one exchange piece occupy its sender's lane and each receiver: a
+  // multicast lands on all its receivers in the same cycles as it leaves, so the slower
+  // of the two rates paces it, and a part-filled last cycle is still a cycle. The one
+  // place the exchange turns bytes into cycles (docs/EXCHANGE_SCHEDULE.md).
+  std::uint64_t exchange_cycles(std::uint64_t bytes) const {
+    const std::uint64_t rate = exchange_send_bytes_per_cycle < exchange_receive_bytes_per_cycle
+                                   ? exchange_send_bytes_per_cycle
+                                   : exchange_receive_bytes_per_cycle;
+    return (bytes + rate - 1) / rate;
+  }
   // Bytes per tile left for tensors, code and tables once reserved ranges are taken out.
   std::uint32_t free_bytes_per_tile(bool profiling) const;
   // The region holding `address`, or nullptr.

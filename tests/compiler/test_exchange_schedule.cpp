@@ -37,14 +37,15 @@ TEST(ExchangeSchedule, ReceiverSwitchesCostTheMeasuredCycles) {
   const auto& x = p.steps[0].exchange;
   const Transfer& first = x[0].source.tile == 0 ? x[0] : x[1];
   const Transfer& second = x[0].source.tile == 0 ? x[1] : x[0];
-  EXPECT_EQ(second.land_cycle, first.land_end() + m().source_switch_cycles);
+  const auto first_end = static_cast<std::uint32_t>(compiler::land_end(m(), first));
+  EXPECT_EQ(second.land_cycle, first_end + m().source_switch_cycles);
   ASSERT_EQ(p.steps[0].selects.size(), 2u);
-  EXPECT_EQ(p.steps[0].selects[1], (compiler::SelectEvent{5, first.land_end() + 27, second.source.tile}));
+  EXPECT_EQ(p.steps[0].selects[1], (compiler::SelectEvent{5, first_end + 27, second.source.tile}));
   // One sender, next bytes: back to back; a gap in the destination: a pointer write (13).
   p = one_phase({piece(2, 8, {6}, 0), piece(2, 8, {6}, 32), piece(2, 8, {6}, 100)});
   const auto& y = p.steps[0].exchange;
-  EXPECT_EQ(y[1].land_cycle, y[0].land_end());
-  EXPECT_EQ(y[2].land_cycle, y[1].land_end() + m().pointer_switch_cycles);
+  EXPECT_EQ(y[1].land_cycle, compiler::land_end(m(), y[0]));
+  EXPECT_EQ(y[2].land_cycle, compiler::land_end(m(), y[1]) + m().pointer_switch_cycles);
   EXPECT_EQ(p.steps[0].selects.size(), 2u);  // the first select, then the pointer move
   EXPECT_TRUE(schedule_violations(p).empty());
 }
@@ -55,7 +56,7 @@ TEST(ExchangeSchedule, WavesAreSectionsJoinedAtTheMeasuredCost) {
   compiler::CompiledProgram p;
   p.steps.push_back(compiler::Superstep{.label = "x", .exchange = {a, b}, .waves = 2});
   compiler::schedule_exchange(p, m());
-  EXPECT_EQ(p.steps[0].exchange[1].send_cycle, p.steps[0].exchange[0].land_end() + m().section_join_cycles);
+  EXPECT_EQ(p.steps[0].exchange[1].send_cycle, compiler::land_end(m(), p.steps[0].exchange[0]) + m().section_join_cycles);
   EXPECT_TRUE(schedule_violations(p).empty());
 }
 
@@ -131,7 +132,7 @@ std::vector<Fault> schedule_faults() {
          in[1]->land_cycle = in[0]->land_cycle + 1, in[1]->send_cycle = 0;  // one word in
          return std::make_pair(tile, in[1]->land_cycle);
        },
-       "receives two words in one cycle"},
+       "receive slots overlap"},
       {"wrong sender selected",
        [](P& p) {
          auto [s, tile] = busy_receiver(p);

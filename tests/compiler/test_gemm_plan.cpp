@@ -132,9 +132,9 @@ TEST(GemmEstimate, ChargesTheReceivedOperandsAndTheReduction) {
   const std::uint64_t alone = estimate_gemm_cycles(m, s, 8, 1, 64, 32, 1);
   // One tile: the kernel, the left operand arriving (1-byte elements), one sync.
   EXPECT_EQ(alone, target::gemm_cycles(m, target::Precision::fp8, 8, 64, 32) +
-                       8 * 64 / m.exchange_receive_bytes_per_cycle + m.phase_overhead_cycles);
+                       m.exchange_cycles(8 * 64) + m.phase_overhead_cycles);
   // Shared weight block (Rg > 1) arrives too; K split adds a reduce-scatter and its sums.
-  EXPECT_EQ(estimate_gemm_cycles(m, s, 8, 2, 64, 32, 1), alone + 64 * 32 / m.exchange_receive_bytes_per_cycle);
+  EXPECT_EQ(estimate_gemm_cycles(m, s, 8, 2, 64, 32, 1), alone + m.exchange_cycles(64 * 32));
   EXPECT_GT(estimate_gemm_cycles(m, s, 8, 1, 64, 32, 2), alone + m.phase_overhead_cycles);
   EXPECT_GT(estimate_gemm_cycles(m, GemmShape{8, 64, 32, false}, 8, 1, 64, 32, 1), alone);  // FP16 is slower
 }

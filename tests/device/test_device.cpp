@@ -4,6 +4,7 @@
 #include <set>
 
 #include "compiler/compile.hpp"
+#include "compiler/exchange_schedule.hpp"
 #include "compiler/program_walk.hpp"
 #include "compiler/verify.hpp"
 #include "device/device.hpp"
@@ -191,7 +192,9 @@ TEST(Device, CyclesFollowTheStoredSchedule) {
   while (step < p.steps.size() && (p.steps[step].exchange.empty() || !compiler::in_loop(p, step))) ++step;
   ASSERT_LT(step, p.steps.size());
   auto& x = p.steps[step].exchange;
-  auto last = std::max_element(x.begin(), x.end(), [](auto& a, auto& c) { return a.land_end() < c.land_end(); });
+  auto last = std::max_element(x.begin(), x.end(), [&](auto& a, auto& c) {
+    return compiler::land_end(b.contents.machine, a) < compiler::land_end(b.contents.machine, c);
+  });
   constexpr std::uint32_t kLater = 500;
   last->send_cycle += kLater, last->land_cycle += kLater;
   EXPECT_EQ(cycles_of(b.contents), before + std::uint64_t(kLater) * compiler::executions(p, step));

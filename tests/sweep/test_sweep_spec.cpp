@@ -147,5 +147,18 @@ TEST(MachineKeys, ClockAndExchangeFigures) {
   EXPECT_EQ(apply_machine_keys(target::test16(), {}), target::test16());
 }
 
+TEST(MachineKeys, ExchangeRatesAreWholeWords) {
+  EXPECT_NE(error_of(spec_with_axes(R"("exchange_bytes_per_cycle": [2])")).find("exchange_bytes_per_cycle"),
+            std::string::npos);
+  // In range but not whole words: the machine file's own error, naming the key.
+  try {
+    apply_machine_keys(target::test16(), {{find_machine_key("receive_bytes_per_cycle"), 6}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[exchange] receive_bytes_per_cycle: must be a multiple of 4"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tilevit::sweep

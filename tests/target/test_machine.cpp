@@ -241,6 +241,16 @@ TEST(MachineErrors, StructuralChecks) {
   EXPECT_NE(parse_error("tilevit-machine 1\nname = x\n").find("outside any [section]"), std::string::npos);
 }
 
+TEST(MachineErrors, ExchangeRatesAreWholeWords) {
+  const int line = c600_line_of("send_bytes_per_cycle = 4");
+  EXPECT_EQ(parse_error(c600_with("send_bytes_per_cycle = 4", "send_bytes_per_cycle = 6")),
+            at(line) + " [exchange] send_bytes_per_cycle: must be a multiple of 4 (whole 32-bit words), got 6");
+  EXPECT_NE(parse_error(c600_with("receive_bytes_per_cycle = 4", "receive_bytes_per_cycle = 0"))
+                .find("[exchange] receive_bytes_per_cycle: value 0 is out of range"),
+            std::string::npos);
+  EXPECT_EQ(parse_error(c600_with("receive_bytes_per_cycle = 4", "receive_bytes_per_cycle = 8")), "");
+}
+
 TEST(MachineErrors, LoadNamesThePath) {
   const auto dir = std::filesystem::temp_directory_path() / ("tilevit_test_machine_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
