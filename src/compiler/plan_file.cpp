@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "support/error.hpp"
@@ -40,6 +41,21 @@ std::string string_field(const json& object, const char* key, const std::string&
   return v.get<std::string>();
 }
 
+// An optional list of op names (each at most once).
+std::set<std::string> op_names(const json& object, const char* key, const std::string& where) {
+  std::set<std::string> names;
+  if (!object.contains(key)) return names;
+  const json& v = object.at(key);
+  if (!v.is_array()) throw Error(where + ": " + key + ": expected an array of op names");
+  for (const json& name : v) {
+    if (!name.is_string() || name.get<std::string>().empty() || name.get<std::string>().size() > 256)
+      throw Error(where + ": " + key + ": expected op names, not " + name.dump());
+    if (!names.insert(name.get<std::string>()).second)
+      throw Error(where + ": " + key + ": op " + name.get<std::string>() + " named twice");
+  }
+  return names;
+}
+
 std::string describe(const PlanTarget& t) {
   return t.model + " batch " + std::to_string(t.batch) + " on " + t.machine + " (" + std::to_string(t.tiles) + " tiles)";
 }
@@ -67,6 +83,8 @@ std::string plan_file_text(const PlanFile& plan) {
   for (const auto& [op, b] : plan.pins.attention)
     j["attention"][op] = {{"query_block", b.query_block}, {"key_block", b.key_block}};
   if (!plan.pins.tile_offsets.empty()) j["tile_offsets"] = plan.pins.tile_offsets;
+  if (!plan.pins.split_norms.empty()) j["split_norms"] = plan.pins.split_norms;
+  if (!plan.pins.fp8_output_gelus.empty()) j["fp8_output_gelus"] = plan.pins.fp8_output_gelus;
   return j.dump(1) + "\n";
 }
 
@@ -87,7 +105,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
     else
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "exchange_stream_words", "gemm", "attention"},
-                 source, {"tile_offsets"});
+                 source, {"tile_offsets", "split_norms", "fp8_output_gelus"});
     PlanFile plan;
     if (!v1) {
       plan.exchange_stream_words = count_field(j, "exchange_stream_words", kMaxStreamWords, source);
@@ -116,6 +134,8 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
         plan.pins.tile_offsets[op] = count_field(j.at("tile_offsets"), op.c_str(), plan.target.tiles - 1,
                                                  source + ": tile_offsets");
     }
+    plan.pins.split_norms = op_names(j, "split_norms", source);
+    plan.pins.fp8_output_gelus = op_names(j, "fp8_output_gelus", source);
     return plan;
   } catch (const json::exception& e) {
     throw Error(source + ": " + e.what());

@@ -123,6 +123,11 @@ void Search::learn(const SearchPlan& parent, const Move& move, std::int64_t chan
       back.tile_offset = it == parent.pins.tile_offsets.end() ? 0 : it->second;
       break;
     }
+    case Lever::split_norm:
+    case Lever::fp8_output:
+      back.enabled = !move.enabled;
+      if (!move.layout_op.empty()) back.gemm = parent.pins.gemm.at(move.layout_op);
+      break;
   }
   observed_.emplace(transition(apply_move(parent, move), back), -change);
 }

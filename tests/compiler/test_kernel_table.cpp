@@ -77,6 +77,10 @@ TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
       }
   };
   check(test_support::compile_small());
+  compiler::CompileOptions fused;  // the split LayerNorm's and the FP8-output GELU's kinds
+  fused.pins.split_norms = {"layer.ln1", "layer.ln2"};
+  fused.pins.fp8_output_gelus = {"layer.mlp.gelu"};
+  check(test_support::compile_small(2, fused));
   for (const char* preset : {"dinov2-tiny", "clip-tiny"})
     check(compiler::compile_model(
         compiler::build_vit_graph(model::ViTConfig::preset(preset), model::NumericsConfig::uniform(-4)), target::test16(), {}));

@@ -3,6 +3,8 @@
 // rebuilt by its pins, the report's chain of changes consistent, the time cap reported.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler/plan_search.hpp"
 #include "small_model.hpp"
 #include "support/error.hpp"
@@ -186,6 +188,31 @@ TEST(PlanSearch, ATileOffsetMovesAnOpsCellsAndIsRecorded) {
   EXPECT_THROW(test_support::compile_small(2, o), Error);  // past the last tile
   o.pins.tile_offsets = {{"layer.nothing", 1}};
   EXPECT_THROW(test_support::compile_small(2, o), Error);  // no such op
+}
+
+// The split and the FP8-output GELU are proposed on the heuristic plan, lower, and the
+// search accepts the GELU's fusion (cheaper by the measured kernels, the same bits).
+TEST(PlanSearch, SplitNormAndFp8OutputAreProposedAndTheCheaperAccepted) {
+  const auto graph = small_graph();
+  const compiler::Proposals proposals(graph, target::test16(), {});
+  const auto base = test_support::compile_small();
+  const compiler::SearchPlan plan{base.plan, 1024};
+  std::set<compiler::Lever> levers;
+  for (const auto& m : proposals.moves_from(plan)) {
+    if (m.lever != compiler::Lever::split_norm && m.lever != compiler::Lever::fp8_output) continue;
+    levers.insert(m.lever);
+    compiler::CompileOptions o;
+    o.pins = compiler::apply_move(plan, m).pins;
+    EXPECT_NO_THROW(test_support::compile_small(2, o)) << m.identity();
+  }
+  EXPECT_EQ(levers.size(), 2u);
+  compiler::CompileOptions fused;
+  fused.pins = base.plan;
+  fused.pins.fp8_output_gelus = {"layer.mlp.gelu"};
+  EXPECT_LT(test_support::compile_small(2, fused).stats.estimated_cycles, base.stats.estimated_cycles);
+  const auto r = search(12);
+  EXPECT_EQ(r.compiled.plan.fp8_output_gelus.count("layer.mlp.gelu"), 1u);
+  EXPECT_LT(r.compiled.stats.estimated_cycles, base.stats.estimated_cycles);
 }
 
 TEST(PlanBound, BelowEveryPlanAndGrowingWithTheLayers) {
