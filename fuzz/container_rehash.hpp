@@ -39,4 +39,12 @@ inline void rehash_container(std::vector<std::byte>& bytes) {
 }
 
 
+// The fuzz input as a file whose hashes are rewritten (rehash_container).
+inline std::vector<std::byte> rehashed_file(const std::uint8_t* data, std::size_t size) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(data);
+  std::vector<std::byte> file(bytes, bytes + size);
+  rehash_container(file);
+  return file;
+}
+
 }  // namespace tilevit::fuzz

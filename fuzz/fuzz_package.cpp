@@ -13,9 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tilevit;
   fuzz::expect_clean([&] {
-    const auto* bytes = reinterpret_cast<const std::byte*>(data);
-    std::vector<std::byte> file(bytes, bytes + size);
-    fuzz::rehash_container(file);
+    std::vector<std::byte> file = fuzz::rehashed_file(data, size);
     const auto container = package::Container::from_bytes(std::move(file), "fuzz.tvpkg");
     const compiler::Executable c = package::decode_package(container);
     const auto report = compiler::verify_program(c.machine, c.program, c.bindings, c.tensors);

@@ -11,9 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tilevit;
   fuzz::expect_clean([&] {
-    const auto* bytes = reinterpret_cast<const std::byte*>(data);
-    std::vector<std::byte> file(bytes, bytes + size);
-    fuzz::rehash_container(file);
+    std::vector<std::byte> file = fuzz::rehashed_file(data, size);
     const profile::Profile p = profile::decode_profile(std::move(file), "fuzz.tvprof");
     for (auto group : {profile::GroupBy::kind, profile::GroupBy::kernel, profile::GroupBy::operation,
                        profile::GroupBy::phase, profile::GroupBy::tile})

@@ -18,11 +18,15 @@ for source in fuzz/fuzz_*.cpp; do mkdir -p "$corpus/$(basename "$source" .cpp)";
 cp "$work"/run/*.tvprof "$corpus/fuzz_profile/"
 "$tilevit" machine > "$corpus/fuzz_machine/c600.machine"
 "$tilevit" machine --machine "$machine" > "$corpus/fuzz_machine/test16.machine"
+"$tilevit" machine --machine test16x2 > "$corpus/fuzz_machine/test16x2.machine"
+"$tilevit" compile --preset siglip2-tiny --layers 2 --machine test16x2 \
+  --package "$corpus/fuzz_pipeline_package/siglip2_tiny_x2.tvpkg" >/dev/null 2>&1
 "$tilevit" compile --preset small --layers 1 --machine "$machine" --write-plan "$corpus/fuzz_plan_file/small1.plan.json" \
   >/dev/null 2>&1
 "$tilevit" compile --preset small --layers 2 --machine "$machine" --optimization-steps 2 \
   --write-plan "$corpus/fuzz_plan_file/small2_searched.plan.json" >/dev/null 2>&1
 cp tests/fixtures/calibration.json "$corpus/fuzz_calibration/"
+cp tests/fixtures/sweeps/*.json "$corpus/fuzz_sweep_spec/"
 cp tests/fixtures/kernels.json "$corpus/fuzz_kernel_measurements/"
 cp src/target/machines/kernels.json "$corpus/fuzz_kernel_measurements/shipped_kernels.json"
 "$tilevit" export-weights --preset small --layers 1 "$corpus/fuzz_safetensors/small1.safetensors" >/dev/null 2>&1

@@ -7,7 +7,11 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ccache pkg-config
   nlohmann-json3-dev libcli11-dev libpng-dev libjpeg-dev libssl-dev zlib1g-dev
   libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  chromium)
+  chromium openmpi-bin libopenmpi-dev slurm-wlm munge)
+# openmpi-bin, libopenmpi-dev: multi-chip runs with one MPI rank per chip (docs/SCALE_OUT.md),
+# `tilevit sweep --mpi` (src/mpi) and their tests under mpirun;
+# slurm-wlm, munge: `tilevit sweep --slurm` and the test that starts a single-node Slurm
+# (tests/sweep/sweep_slurm.sh starts and stops its own daemons; none is enabled here).
 # chromium, node and npm: the headless-browser tests of the HTML viewers (tests/browser).
 # Node.js comes from Debian only when the machine has none (an installed Node.js that
 # bundles npm conflicts with Debian's npm package).

@@ -7,6 +7,7 @@
 #include "cli/calibration_report.hpp"
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
+#include "cli/pipeline_commands.hpp"
 #include "cli/plan_search_flags.hpp"
 #include "cli/profile_options.hpp"
 #include "compiler/calibration_coverage.hpp"
@@ -67,9 +68,20 @@ struct CompileCommand {
                   kExitUsage);
   }
 
+  // A machine of several chips: the model pipelined over them, each stage with the
+  // heuristic plan (docs/SCALE_OUT.md).
+  int run_pipeline() const {
+    if (!plan_file.empty() || !write_plan.empty() || search.asked() || steps || kernels || profiling.given())
+      throw Error("--plan, --write-plan, --optimization-*, --steps, --kernels, --profile-*: not for a machine of several "
+                  "chips (each stage uses the heuristic plan, unprofiled)",
+                  kExitUsage);
+    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json});
+  }
+
   int run() {
     model.apply_threads();
     check_flags();
+    if (is_pipeline_machine(machine_file)) return run_pipeline();
     const auto t0 = std::chrono::steady_clock::now();
     const target::MachineDescription machine = target::machine_from_option(machine_file);
     const model::ViTConfig config = model.config();

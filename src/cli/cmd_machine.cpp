@@ -7,6 +7,7 @@
 #include "cli/command.hpp"
 #include "support/error.hpp"
 #include "target/machine.hpp"
+#include "target/system.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -16,7 +17,9 @@ struct MachineCommand {
   bool json = false;
 
   CommandAction setup(CLI::App& app) {
-    app.add_option("--machine", machine_path, "machine description file (default: the built-in C600)");
+    app.add_option("--machine", machine_path,
+                   "machine description file or embedded name (" + target::builtin_machine_names() +
+                       "; default: the built-in C600)");
     app.add_flag("--json", json, "print one JSON object (with a \"derived\" member) instead of text");
     return [this] { return run(); };
   }
@@ -39,7 +42,17 @@ struct MachineCommand {
     std::printf("# exchange: %.1f GB/s per tile each direction, %.1f TB/s chip receive\n",
                 m.exchange_receive_bytes_per_cycle * static_cast<double>(m.clock_hz) * 1e-9,
                 m.exchange_receive_bytes_per_cycle * static_cast<double>(m.clock_hz) * m.tiles * 1e-12);
+    if (m.system.chips > 1) print_system(m);
     return kExitOk;
+  }
+
+  static void print_system(const target::MachineDescription& m) {
+    std::printf("# system: %u chips on a line, %.1f MiB SRAM in all, FP8 peak %.1f TFLOP/s in all\n", m.system.chips,
+                double(m.tiles) * m.sram_size * m.system.chips / (1 << 20),
+                target::peak_flops(m, m.flop_per_cycle_fp8) * m.system.chips * 1e-12);
+    for (const auto& l : m.system.links)
+      std::printf("# link %u-%u: %.2f GB/s each way, latency %u cycles (uncalibrated: no measured figure)\n", l.from, l.to,
+                  double(l.bytes_per_second) * 1e-9, l.latency_cycles);
   }
 };
 

@@ -20,6 +20,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/package_flags.hpp"
+#include "cli/pipeline_commands.hpp"
 #include "cli/plan_search_flags.hpp"
 #include "cli/profile_options.hpp"
 #include "cli/run_outputs.hpp"
@@ -87,7 +88,7 @@ struct RunCommand {
   std::uint32_t stream_words = 1024;
   int inferences = 3;
   double lock_timeout = 60, threshold = 0.99;
-  bool json = false, reference_fp32 = true, check_numerics = false, time_reference = false;
+  bool json = false, reference_fp32 = true, check_numerics = false, time_reference = false, mpi = false;
 
   CLI::App* app_ = nullptr;
 
@@ -122,6 +123,9 @@ struct RunCommand {
         ->check(finite_real(0, 1, true))
         ->capture_default_str();
     app.add_flag("--json", json, "print one JSON object");
+    app.add_flag("--mpi", mpi,
+                 "a machine of several chips over MPI ranks, one per chip or run of chips (under mpirun; "
+                 "taken without the flag when mpirun started the process)");
     profiling.add_to(app, true);
     search.add_to(app);
     return [this] { return run(); };
@@ -394,10 +398,23 @@ struct RunCommand {
             {"compile_seconds", package.compile_seconds}};
   }
 
+  // A machine of several chips, or a pipeline's package: stage by stage, in this process or
+  // over MPI ranks (docs/SCALE_OUT.md).
+  int run_pipeline() const {
+    if (!plan_file.empty() || search.asked() || profiling.given() || time_reference || !lock_file.empty())
+      throw Error("--plan, --optimization-*, --profile-*, --time-reference, --device-lock: not for a machine of several "
+                  "chips (each stage uses the heuristic plan, unprofiled)",
+                  kExitUsage);
+    return run_pipeline_command({model, machine_file, package_file, out_dir, save_embeddings, {stream_words, {}, {}},
+                                 inferences, threshold, reference_fp32, check_numerics, json, mpi});
+  }
+
   int run() {
     model.apply_threads();
     const compiler::ProfilingOptions profiling_options = profiling.options();  // bad flags fail before any work
     check_flags();
+    if (is_pipeline_machine(machine_file) || is_pipeline_package(package_file)) return run_pipeline();
+    if (mpi) throw Error("--mpi: the machine has one chip (give a machine of several, e.g. --machine c600x2)", kExitUsage);
     const OutputDirectory out(out_dir);
     // Inputs before long work: the package or the configuration to compile, the images.
     std::optional<Loaded> given;

@@ -44,6 +44,12 @@ const std::string& examples_of(const std::string& command) {
                      "  tilevit cost-check measured.json --machine my.machine --json\n"},
       {"memory-map", "Examples:\n"
                      "  tilevit memory-map p.tvpkg --out /tmp/map      # memory.json, memory.png, memory.html\n"},
+      {"sweep", "Examples:\n"
+                "  tilevit sweep tests/fixtures/sweeps/small-test16.json --out /tmp/sw --workers 2   # 32 points here\n"
+                "  tilevit sweep tests/fixtures/sweeps/so400m-c600.json --out /tmp/so --slurm --max-parallel 2 --wait\n"
+                "  mpirun -np 4 tilevit sweep tests/fixtures/sweeps/small-test16.json --out /tmp/sw --mpi\n"
+                "  tilevit sweep merge /tmp/sw                      # sweep.csv, sweep.json, pareto.png, pareto.html\n"
+                "  tilevit sweep run-point /tmp/sw --index 3        # one point (what a Slurm array task runs)\n"},
       {"profile", "Examples:\n"
                   "  tilevit profile query tilevit-out/profile.tvprof --group-by phase\n"
                   "  tilevit profile query tilevit-out/profile.tvprof --view layer --group-by operation\n"

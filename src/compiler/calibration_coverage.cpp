@@ -81,9 +81,13 @@ std::optional<std::uint64_t> matrix_product_cycles(const target::MachineDescript
     case KernelKind::gemm_fp16: return estimate_call_cycles(m, call);
     // The attention kinds' matrix products as kernel_table.cpp composes them.
     case KernelKind::attention_scores:
-      return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::head_dim], s[Dim::keys]);
+    case KernelKind::attention_scores_fp8:
+      return target::gemm_cycles(m, call.kind == KernelKind::attention_scores ? Precision::fp16 : Precision::fp8,
+                                 s[Dim::queries], s[Dim::head_dim], s[Dim::keys]);
     case KernelKind::attention_values:
-      return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
+    case KernelKind::attention_values_fp8:
+      return target::gemm_cycles(m, call.kind == KernelKind::attention_values ? Precision::fp16 : Precision::fp8,
+                                 s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
     default: return std::nullopt;
   }
 }

@@ -31,7 +31,7 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
   const LoweringOptions lowering{options.exchange_stream_words, options.profiling, options.pins};
   Lowered lowered = lower(graph, machine, lowering);
   CompiledModel out{Executable{machine, graph.config, lowered.numerics, graph.tensors, std::move(lowered.program),
-                               std::move(lowered.bindings)},
+                               std::move(lowered.bindings), graph.stage},
                     lowered.plan,
                     {},
                     {}};

@@ -33,6 +33,7 @@ struct Executable {
   std::vector<Tensor> tensors;        // the graph's tensors (host bindings name them)
   CompiledProgram program;            // placed: every allocation has its address
   std::vector<HostBinding> bindings;
+  StageRange stage;                   // the part of the model it computes (graph.hpp)
 };
 
 // The compiler's answer: the executable, and the figures of its placement.

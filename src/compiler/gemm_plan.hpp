@@ -102,6 +102,9 @@ struct PlanPins {
   // GELU ops computed with FP8 output (gelu_f8) in place of the GELU and the FP8 cast
   // that follows it: the same bits, one measured kernel.
   std::set<std::string> fp8_output_gelus;
+  // Encoder attention ops with FP8 products (docs/NUMERICS.md): Q, K and V cast to F143 in
+  // the QKV epilogue, FP8 QK^T and P.V. Absent: FP16 attention, the heuristic plan's.
+  std::set<std::string> fp8_attention;
 };
 
 // The grids lowering uses: the op's pin (Error naming the op, kExitUsage, when the pin

@@ -156,18 +156,33 @@ struct Builder {
 }  // namespace
 
 Graph build_vit_graph(const model::ViTConfig& c, const model::NumericsConfig& numerics) {
+  return build_stage_graph(c, numerics, StageRange{}, static_cast<std::uint32_t>(c.layers));
+}
+
+Graph build_stage_graph(const model::ViTConfig& c, const model::NumericsConfig& numerics, StageRange stage,
+                        std::uint32_t layers) {
   c.validate();
+  if (layers == 0 || stage.first_layer + layers > static_cast<std::uint32_t>(c.layers))
+    throw Error("compiler: stage of layers " + std::to_string(stage.first_layer) + " + " + std::to_string(layers) +
+                    " outside the model's " + std::to_string(c.layers),
+                kExitInternal);
   Graph g;
   g.config = c;
+  g.stage = stage;
   g.numerics = numerics;
-  g.loop_count = static_cast<std::uint32_t>(c.layers);
+  g.loop_count = layers;
   const auto tokens = static_cast<std::uint32_t>(c.tokens() * c.batch);
   const auto w = static_cast<std::uint32_t>(c.width);
 
   Builder b{g, &g.prologue};
-  g.input = g.add_tensor({"image.patches", tokens, static_cast<std::uint32_t>(c.patch_dim()), DType::f16, TensorKind::input});
-  int x = b.embedding(tokens);
-  if (c.pre_layernorm) x = b.layernorm("pre_layernorm", x, false);
+  int x = -1;
+  if (stage.embeds) {
+    g.input = g.add_tensor({"image.patches", tokens, static_cast<std::uint32_t>(c.patch_dim()), DType::f16, TensorKind::input});
+    x = b.embedding(tokens);
+    if (c.pre_layernorm) x = b.layernorm("pre_layernorm", x, false);
+  } else {
+    x = g.input = g.add_tensor({"stream.in", tokens, w, DType::f16, TensorKind::input});
+  }
 
   b.ops = &g.body;
   const int h1 = b.layernorm("layer.ln1", x, true, NormUse::encoder_attention);
@@ -180,7 +195,7 @@ Graph build_vit_graph(const model::ViTConfig& c, const model::NumericsConfig& nu
   // The loop carries x: the body's result is the next iteration's input (lowering binds them).
 
   b.ops = &g.epilogue;
-  const int y = b.output(x2);
+  const int y = stage.pools ? b.output(x2) : x2;
   g.tensors[static_cast<std::size_t>(y)].kind = TensorKind::output;
   g.output = y;
   return g;

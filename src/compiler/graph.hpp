@@ -73,8 +73,21 @@ struct Op {
   std::uint32_t row_stride = 0;  // take_rows
 };
 
+// Which part of the model a graph computes. A pipeline stage (docs/SCALE_OUT.md) holds
+// the loop's layers [first_layer, first_layer + loop_count); only the first stage embeds
+// the image and only the last one pools. The others take or give the residual stream,
+// [batch x tokens, width] FP16, through an input or output binding like the image's.
+struct StageRange {
+  std::uint32_t first_layer = 0;
+  bool embeds = true;  // the input is the image's patch rows (else the residual stream)
+  bool pools = true;   // the output is the model's (else the residual stream)
+  bool whole() const { return first_layer == 0 && embeds && pools; }
+  bool operator==(const StageRange&) const = default;
+};
+
 struct Graph {
   model::ViTConfig config;
+  StageRange stage;  // whole model unless a pipeline stage
   model::NumericsConfig numerics;
   std::vector<Tensor> tensors;
   std::vector<Op> prologue, body, epilogue;  // body runs loop_count times
@@ -94,5 +107,12 @@ struct Graph {
 // position + patch bias (model::token_addend), so the GEMM output plus the addend is the
 // token sequence.
 Graph build_vit_graph(const model::ViTConfig& config, const model::NumericsConfig& numerics);
+
+// One pipeline stage of the model: `layers` encoder layers from stage.first_layer, the
+// embedding if stage.embeds, the output if stage.pools. The stage's input tensor is
+// "stream.in" when it does not embed; its output is the last layer's residual stream when
+// it does not pool.
+Graph build_stage_graph(const model::ViTConfig& config, const model::NumericsConfig& numerics, StageRange stage,
+                        std::uint32_t layers);
 
 }  // namespace tilevit::compiler

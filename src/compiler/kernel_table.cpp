@@ -45,18 +45,29 @@ std::uint64_t layernorm_cost(const MachineDescription& m, S s) {
 }
 std::uint64_t gelu_cost(const MachineDescription& m, S s) { return target::gelu_cycles(m, s[Dim::count]); }
 std::uint64_t cast_cost(const MachineDescription& m, S s) { return target::cast_fp16_fp8_cycles(m, s[Dim::count]); }
+// Attention's products are GEMMs of their precision (FP8: the calibrated FP8 GEMM, whose
+// 2026-09-13 points include the original's FP8 QK^T and P.V shards).
+template <Precision P>
 std::uint64_t scores_cost(const MachineDescription& m, S s) {
   // QK^T only: the row maxima are the softmax's own first pass (the measured softmax
   // includes it), charged once, in attention_values.
-  return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::head_dim], s[Dim::keys]);
+  return target::gemm_cycles(m, P, s[Dim::queries], s[Dim::head_dim], s[Dim::keys]);
 }
 std::uint64_t values_softmax(const MachineDescription& m, S s) {
   return target::softmax_cycles(m, s[Dim::queries], s[Dim::keys]);
 }
+template <Precision P>
 std::uint64_t values_gemm(const MachineDescription& m, S s) {
-  return target::gemm_cycles(m, Precision::fp16, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
+  return target::gemm_cycles(m, P, s[Dim::queries], s[Dim::keys], s[Dim::head_dim]);
 }
-std::uint64_t values_cost(const MachineDescription& m, S s) { return values_softmax(m, s) + values_gemm(m, s); }
+// FP8: the FP16 probabilities cast to F143 by the cast kernel before the product.
+std::uint64_t values_cast(const MachineDescription& m, S s) {
+  return target::cast_fp16_fp8_cycles(m, s[Dim::queries] * s[Dim::keys]);
+}
+template <Precision P>
+std::uint64_t values_cost(const MachineDescription& m, S s) {
+  return values_softmax(m, s) + (P == Precision::fp8 ? values_cast(m, s) : 0) + values_gemm<P>(m, s);
+}
 // Summing the key blocks' partials and dividing by the row sums: no measurement; derived
 // from the reduction and add kernels' rates.
 std::uint64_t combine_cost(const MachineDescription& m, S s) {
@@ -74,11 +85,16 @@ template <target::Formula F, Cost C>
 std::uint64_t unless_formula_calibrated(const MachineDescription& m, S s) {
   return target::formula_calibrated(m, F) ? 0 : C(m, s);
 }
+constexpr target::Formula gemm_formula(Precision p) {
+  return p == Precision::fp16 ? target::Formula::gemm_fp16 : target::Formula::gemm_fp8;
+}
+template <Precision P>
 std::uint64_t values_uncalibrated(const MachineDescription& m, S s) {
   // The softmax counts as calibrated when the mode the call runs in is.
   const target::Formula mode = target::softmax_formula(target::softmax_mode(m, s[Dim::queries], s[Dim::keys]));
-  return (target::formula_calibrated(m, mode) ? 0 : values_softmax(m, s)) +
-         unless_formula_calibrated<target::Formula::gemm_fp16, values_gemm>(m, s);
+  const std::uint64_t cast = P == Precision::fp8 ? unless_calibrated<target::Kernel::cast_fp16_fp8, values_cast>(m, s) : 0;
+  return (target::formula_calibrated(m, mode) ? 0 : values_softmax(m, s)) + cast +
+         unless_formula_calibrated<gemm_formula(P), values_gemm<P>>(m, s);
 }
 std::uint64_t all_uncalibrated(const MachineDescription& m, S s) { return combine_cost(m, s); }
 
@@ -112,6 +128,32 @@ std::uint64_t apply_uncalibrated(const MachineDescription& m, S s) {
          apply_combine(m, s);
 }
 std::uint64_t gelu_f8_cost(const MachineDescription& m, S s) { return target::gelu_f8out_cycles(m, s[Dim::count]); }
+// The attention kinds of each precision differ in Q/K/V's type and their products' rate
+// (and FP8's cast of p).
+template <Precision P>
+constexpr KernelKindInfo attention_scores(KernelKind kind, const char* name, DType operands) {
+  return {kind, name, {Dim::queries, Dim::keys, Dim::head_dim}, 3,
+          {in("Q", operands, [](S s) { return s[Dim::queries] * s[Dim::head_dim]; }),
+           in("K", operands, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
+           out("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
+           out("maxima", DType::f32, [](S s) { return s[Dim::queries]; })}, 4,
+          scores_cost<P>, unless_formula_calibrated<gemm_formula(P), scores_cost<P>>,
+          [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + s[Dim::queries] * s[Dim::keys]; }, 4096};
+}
+template <Precision P>
+constexpr KernelKindInfo attention_values(KernelKind kind, const char* name, DType v) {
+  return {kind, name, {Dim::queries, Dim::keys, Dim::head_dim, Dim::key_blocks}, 4,
+          {in("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
+           in("maxima", DType::f32, [](S s) { return s[Dim::key_blocks] * s[Dim::queries]; }),
+           in("V", v, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
+           out("partial", DType::f32, [](S s) { return s[Dim::queries] * (s[Dim::head_dim] + 1); })}, 4,
+          values_cost<P>, values_uncalibrated<P>,
+          // exp, sum and rounding per score (and FP8's cast), then the product
+          [](S s) {
+            return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + (P == Precision::fp8 ? 4 : 3) * s[Dim::queries] * s[Dim::keys];
+          },
+          4096};
+}
 
 // The GEMM kinds differ only in operand type and matrix-unit rate.
 template <Precision P>
@@ -124,7 +166,7 @@ constexpr KernelKindInfo gemm(KernelKind kind, const char* name, DType operands,
            out("C", DType::f16, rows_x_cols)},
           3,
           gemm_cost<P>,
-          unless_formula_calibrated<P == Precision::fp16 ? target::Formula::gemm_fp16 : target::Formula::gemm_fp8, gemm_cost<P>>,
+          unless_formula_calibrated<gemm_formula(P), gemm_cost<P>>,
           gemm_flops,
           code_bytes};
 }
@@ -154,20 +196,8 @@ constexpr std::array<KernelKindInfo, kKernelKinds> kTable = {{
      [](S s) { return 8 * s[Dim::count]; }, 1024},  // tanh form
     {KernelKind::cast_fp8, "cast_fp8", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f143, count)}, 2,
      cast_cost, unless_calibrated<target::Kernel::cast_fp16_fp8, cast_cost>, count, 1024},
-    {KernelKind::attention_scores, "attention_scores", {Dim::queries, Dim::keys, Dim::head_dim}, 3,
-     {in("Q", DType::f16, [](S s) { return s[Dim::queries] * s[Dim::head_dim]; }),
-      in("K", DType::f16, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
-      out("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
-      out("maxima", DType::f32, [](S s) { return s[Dim::queries]; })}, 4,
-     scores_cost, unless_formula_calibrated<target::Formula::gemm_fp16, scores_cost>,
-     [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + s[Dim::queries] * s[Dim::keys]; }, 4096},
-    {KernelKind::attention_values, "attention_values", {Dim::queries, Dim::keys, Dim::head_dim, Dim::key_blocks}, 4,
-     {in("scores", DType::f32, [](S s) { return s[Dim::queries] * s[Dim::keys]; }),
-      in("maxima", DType::f32, [](S s) { return s[Dim::key_blocks] * s[Dim::queries]; }),
-      in("V", DType::f16, [](S s) { return s[Dim::keys] * s[Dim::head_dim]; }),
-      out("partial", DType::f32, [](S s) { return s[Dim::queries] * (s[Dim::head_dim] + 1); })}, 4,
-     values_cost, values_uncalibrated,
-     [](S s) { return 2 * s[Dim::queries] * s[Dim::keys] * s[Dim::head_dim] + 3 * s[Dim::queries] * s[Dim::keys]; }, 4096},
+    attention_scores<Precision::fp16>(KernelKind::attention_scores, "attention_scores", DType::f16),
+    attention_values<Precision::fp16>(KernelKind::attention_values, "attention_values", DType::f16),
     {KernelKind::attention_combine, "attention_combine", {Dim::rows, Dim::head_dim, Dim::key_blocks}, 3,
      {in("partials", DType::f32, [](S s) { return s[Dim::key_blocks] * s[Dim::rows] * (s[Dim::head_dim] + 1); }),
       out("out", DType::f16, [](S s) { return s[Dim::rows] * s[Dim::head_dim]; })}, 2,
@@ -188,6 +218,8 @@ constexpr std::array<KernelKindInfo, kKernelKinds> kTable = {{
      {in("in", DType::f16, rows_x_cols), in("scale", DType::f16, [](S s) { return s[Dim::cols]; }),
       out("out", DType::f16, rows_x_cols)}, 3,
      derived_scale_cost, wholly_uncalibrated<derived_scale_cost>, rows_x_cols, 1024},
+    attention_scores<Precision::fp8>(KernelKind::attention_scores_fp8, "attention_scores_fp8", DType::f143),
+    attention_values<Precision::fp8>(KernelKind::attention_values_fp8, "attention_values_fp8", DType::f143),
     {KernelKind::layer_norm_moments, "layer_norm_moments", {Dim::rows, Dim::cols}, 2,
      {in("x", DType::f16, rows_x_cols), out("moments", DType::f32, [](S s) { return 2 * s[Dim::rows]; })}, 2,
      moments_cost, unless_calibrated<target::Kernel::layer_norm_moments, moments_cost>,

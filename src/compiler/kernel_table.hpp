@@ -35,12 +35,15 @@ enum class KernelKind : std::uint8_t {
   gelu_erf,           // exact (erf) GELU, f16 -> f16
   quick_gelu,         // x * sigmoid(1.702 x), f16 -> f16
   scale_columns,      // out[rows,cols] = fp16(in * scale[col]): LayerScale
+  // FP8 attention products (a plan choice), after the others so their numbers stay.
+  attention_scores_fp8,  // attention_scores on F143 Q, K (scale S) on the FP8 matrix unit: FP16 accumulator per K32 panel
+  attention_values_fp8,  // attention_values with p cast to F143 and P.V on the FP8 matrix unit (V F143 at scale S)
   // The LayerNorm split over a row's column parts and the FP8-output GELU (docs/NUMERICS.md).
   layer_norm_moments,  // per row of a column part: {mean, M2} in FP32
   layer_norm_apply,    // the row's parts' moments combined in part order, then normalise, scale, shift
   gelu_f8,             // tanh GELU, f16 -> f143 at `scale`: exactly gelu then cast_fp8
 };
-inline constexpr std::size_t kKernelKinds = 17;
+inline constexpr std::size_t kKernelKinds = 19;
 
 // The extents a kernel kind is parameterised by. A call stores the values of its kind's
 // dims in KernelKindInfo::dims order (KernelDims); everything else reads them by name.

@@ -28,6 +28,9 @@ void check_pins_name_ops(const Graph& graph, const PlanPins& pins) {
     if (!has_op(pin.first, OpKind::attention))
       throw Error("compiler: pinned attention blocks for op " + pin.first + ": the graph has no attention of that name",
                   kExitUsage);
+  for (const std::string& name : pins.fp8_attention)
+    if (!has_op(name, OpKind::attention))
+      throw Error("compiler: pinned FP8 attention for op " + name + ": the graph has no attention of that name", kExitUsage);
   for (const std::string& name : pins.split_norms)
     if (!has_op(name, OpKind::layernorm))
       throw Error("compiler: split LayerNorm " + name + ": the graph has no LayerNorm of that name", kExitUsage);

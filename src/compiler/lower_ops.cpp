@@ -189,20 +189,26 @@ class GemmLowering {
   std::vector<Cell> cells_;  // index (r * kg + k) * cg + c
 };
 
+// Every block of `in` through `kind` (f16 -> F143 at `scale`) on its own tile, into fresh
+// allocations: the FP8 cast, or a kernel that ends with it (gelu_f8).
+Distribution fp8_blocks(LoweringContext& cx, const Distribution& in, KernelKind kind, const std::string& label, int scale) {
+  Distribution out = cx.allocate_like(in, label, DType::f143);
+  for (std::size_t i = 0; i < in.blocks.size(); ++i) {
+    const Block& b = in.blocks[i];
+    KernelCall k = kernel_call(kind, b.tile, {{Dim::count, b.rows * b.cols}},
+                               {whole_block(cx, b, DType::f16), whole_block(cx, out.blocks[i], DType::f143)});
+    k.scale = scale;
+    cx.add_call(std::move(k));
+  }
+  return out;
+}
+
 }  // namespace
 
 void lower_gemm(LoweringContext& cx, const Op& op) { GemmLowering(cx, op).lower(); }
 
 void lower_fp8_output(LoweringContext& cx, const Distribution& in, KernelKind kind, const Op& cast) {
-  Distribution out = cx.allocate_like(in, cast.name + ".out", DType::f143);
-  for (std::size_t i = 0; i < in.blocks.size(); ++i) {
-    const Block& b = in.blocks[i];
-    KernelCall k = kernel_call(kind, b.tile, {{Dim::count, b.rows * b.cols}},
-                               {whole_block(cx, b, DType::f16), whole_block(cx, out.blocks[i], DType::f143)});
-    k.scale = cx.graph.numerics.role(cast.role).scale;
-    cx.add_call(std::move(k));
-  }
-  cx.set_dist(cast.output, std::move(out));
+  cx.set_dist(cast.output, fp8_blocks(cx, in, kind, cast.name + ".out", cx.graph.numerics.role(cast.role).scale));
 }
 
 void lower_elementwise(LoweringContext& cx, const Op& op) {
@@ -287,7 +293,8 @@ namespace {
 class AttentionLowering {
  public:
   AttentionLowering(LoweringContext& cx, const Op& op)
-      : cx_(cx), op_(op), q_(cx.dist(op.inputs[0])), kv_(cx.dist(op.inputs[1])), images_(op.images), d_(op.head_dim),
+      : cx_(cx), op_(op), fp8_(fp8_products(cx, op)), esize_(fp8_ ? 1 : 2), qkv8_(fp8_ ? cast_qkv(cx, op) : Distribution{}),
+        q_(fp8_ ? qkv8_ : cx.dist(op.inputs[0])), kv_(fp8_ ? qkv8_ : cx.dist(op.inputs[1])), images_(op.images), d_(op.head_dim),
         heads_(op.heads), queries_(op.shared_query ? q_.rows : q_.rows / images_), keys_(kv_.rows / images_),
         grid_(plan_attention_grid(cx.machine, queries_, keys_, d_, heads_, std::max(1u, cx.tiles() / images_),
                                   cx.options.pins, op.name)),
@@ -295,6 +302,7 @@ class AttentionLowering {
         first_tile_(cx.tile_offset(op.name)) {
     cx.record_attention_key_block(op.attention_use, grid_.key_block);
     cx.record_attention_grid(op.name, grid_);
+    if (fp8_) cx.record_fp8_attention(op.name);
   }
 
   void lower() {
@@ -309,6 +317,21 @@ class AttentionLowering {
   struct Cell {
     std::uint32_t tile, r0, rows, j0, keys, h, qb, kb, image, q, k, v, scores, maxima, gathered, partial;
   };
+
+  // FP8 products when the plan pins them (PlanPins::fp8_attention): the encoder's
+  // self-attention only (Q, K and V come from one QKV GEMM), whole 32-bit words per head row.
+  static bool fp8_products(const LoweringContext& cx, const Op& op) {
+    if (!cx.options.pins.fp8_attention.contains(op.name)) return false;
+    if (op.attention_use != AttentionUse::encoder || op.inputs[0] != op.inputs[1] || op.head_dim % 4 != 0)
+      throw Error("plan: fp8_attention for " + op.name + ": only the encoder's self-attention with a head dim that is a "
+                  "multiple of 4 has FP8 products", kExitUsage);
+    return true;
+  }
+  // The QKV epilogue: the QKV output cast to F143 on the tiles that hold it, before the
+  // attention gathers its Q, K and V (one byte per element on the exchange).
+  static Distribution cast_qkv(LoweringContext& cx, const Op& op) {
+    return fp8_blocks(cx, cx.dist(op.inputs[0]), KernelKind::cast_fp8, op.name + ".qkv8", cx.graph.numerics.attention_scale);
+  }
   Cell& at(std::uint32_t b, std::uint32_t h, std::uint32_t qb, std::uint32_t kb) {
     return cells_[((b * heads_ + h) * qbs_ + qb) * kbs_ + kb];
   }
@@ -329,8 +352,8 @@ class AttentionLowering {
             c.rows = std::min(grid_.query_block, queries_ - c.r0);
             c.j0 = kb * grid_.key_block;
             c.keys = std::min(grid_.key_block, keys_ - c.j0);
-            c.q = cx_.allocate(c.tile, op_.name + ".q", AllocationKind::activation, c.rows * d_ * 2, RegionNeed::any);
-            c.k = cx_.allocate(c.tile, op_.name + ".k", AllocationKind::activation, c.keys * d_ * 2, RegionNeed::any);
+            c.q = cx_.allocate(c.tile, op_.name + ".q", AllocationKind::activation, c.rows * d_ * esize_, RegionNeed::any);
+            c.k = cx_.allocate(c.tile, op_.name + ".k", AllocationKind::activation, c.keys * d_ * esize_, RegionNeed::any);
             const std::uint32_t q_row = op_.shared_query ? c.r0 : b * queries_ + c.r0;
             q_needs.push_back(Need{c.tile, c.q, 0, q_row, c.rows, op_.q_col + h * d_, d_});
             k_needs.push_back(Need{c.tile, c.k, 0, b * keys_ + c.j0, c.keys, op_.k_col + h * d_, d_});
@@ -347,11 +370,12 @@ class AttentionLowering {
     for (Cell& c : cells_) {
       c.scores = cx_.allocate(c.tile, op_.name + ".scores", AllocationKind::scratch, c.rows * c.keys * 4, RegionNeed::any);
       c.maxima = cx_.allocate(c.tile, op_.name + ".max", AllocationKind::scratch, c.rows * 4, RegionNeed::any);
-      KernelCall k = kernel_call(KernelKind::attention_scores, c.tile,
+      KernelCall k = kernel_call(fp8_ ? KernelKind::attention_scores_fp8 : KernelKind::attention_scores, c.tile,
                           {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}},
-                          {cx_.operand(c.q, 0, c.rows * d_ * 2), cx_.operand(c.k, 0, c.keys * d_ * 2),
+                          {cx_.operand(c.q, 0, c.rows * d_ * esize_), cx_.operand(c.k, 0, c.keys * d_ * esize_),
                            cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.maxima, 0, c.rows * 4)});
       k.param = scale;
+      k.scale = fp8_ ? cx_.graph.numerics.attention_scale : 0;
       cx_.add_call(std::move(k));
     }
   }
@@ -361,7 +385,7 @@ class AttentionLowering {
     std::vector<Need> v_needs;
     for (Cell& c : cells_) {
       c.gathered = cx_.allocate(c.tile, op_.name + ".maxima", AllocationKind::scratch, kbs_ * c.rows * 4, RegionNeed::any);
-      c.v = cx_.allocate(c.tile, op_.name + ".v", AllocationKind::activation, c.keys * d_ * 2, RegionNeed::any);
+      c.v = cx_.allocate(c.tile, op_.name + ".v", AllocationKind::activation, c.keys * d_ * esize_, RegionNeed::any);
       v_needs.push_back(Need{c.tile, c.v, 0, c.image * keys_ + c.j0, c.keys, op_.v_col + c.h * d_, d_});
     }
     std::vector<Transfer> moves;
@@ -382,10 +406,12 @@ class AttentionLowering {
     for (Cell& c : cells_) {
       c.partial = cx_.allocate(c.tile, op_.name + ".partial", AllocationKind::activation, c.rows * (d_ + 1) * 4,
                                RegionNeed::any);
-      cx_.add_call(kernel_call(KernelKind::attention_values, c.tile,
-                        {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}, {Dim::key_blocks, kbs_}},
-                        {cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.gathered, 0, kbs_ * c.rows * 4),
-                         cx_.operand(c.v, 0, c.keys * d_ * 2), cx_.operand(c.partial, 0, c.rows * (d_ + 1) * 4)}));
+      KernelCall k = kernel_call(fp8_ ? KernelKind::attention_values_fp8 : KernelKind::attention_values, c.tile,
+                                 {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}, {Dim::key_blocks, kbs_}},
+                                 {cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.gathered, 0, kbs_ * c.rows * 4),
+                                  cx_.operand(c.v, 0, c.keys * d_ * esize_), cx_.operand(c.partial, 0, c.rows * (d_ + 1) * 4)});
+      k.scale = fp8_ ? cx_.graph.numerics.attention_scale : 0;
+      cx_.add_call(std::move(k));
     }
   }
 
@@ -420,6 +446,9 @@ class AttentionLowering {
 
   LoweringContext& cx_;
   const Op& op_;
+  const bool fp8_;
+  const std::uint32_t esize_;  // bytes per Q, K, V element
+  const Distribution qkv8_;    // the F143 QKV (FP8 products only)
   const Distribution& q_;
   const Distribution& kv_;
   const std::uint32_t images_, d_, heads_, queries_, keys_;

@@ -281,6 +281,11 @@ void LoweringContext::record_norm_part(const std::string& op_name, NormUse use, 
 
 void LoweringContext::record_fp8_output_gelu(const std::string& op_name) { out_.plan.fp8_output_gelus.insert(op_name); }
 
+void LoweringContext::record_fp8_attention(const std::string& op_name) {
+  out_.plan.fp8_attention.insert(op_name);
+  out_.numerics.attention_fp8 = true;
+}
+
 void LoweringContext::record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block) {
   out_.numerics.inner_block[static_cast<int>(role)] = inner_block;
 }

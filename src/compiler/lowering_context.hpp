@@ -70,6 +70,8 @@ class LoweringContext {
   // The grids used, per op: the plan `compile --write-plan` exports.
   void record_gemm_grid(const std::string& op_name, const GemmGrid& grid);
   void record_attention_grid(const std::string& op_name, const AttentionGrid& grid);
+  // An attention op lowered with FP8 products: in the plan and in the recorded numerics.
+  void record_fp8_attention(const std::string& op_name);
   // The first tile of `op_name`'s cells (PlanPins::tile_offsets), recorded in the plan
   // when not 0; a pin of tiles() or more is a usage error naming the op.
   std::uint32_t tile_offset(const std::string& op_name);

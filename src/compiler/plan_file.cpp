@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -83,6 +84,7 @@ std::string plan_file_text(const PlanFile& plan) {
   for (const auto& [op, b] : plan.pins.attention)
     j["attention"][op] = {{"query_block", b.query_block}, {"key_block", b.key_block}};
   if (!plan.pins.tile_offsets.empty()) j["tile_offsets"] = plan.pins.tile_offsets;
+  if (!plan.pins.fp8_attention.empty()) j["fp8_attention"] = plan.pins.fp8_attention;
   if (!plan.pins.split_norms.empty()) j["split_norms"] = plan.pins.split_norms;
   if (!plan.pins.fp8_output_gelus.empty()) j["fp8_output_gelus"] = plan.pins.fp8_output_gelus;
   return j.dump(1) + "\n";
@@ -105,7 +107,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
     else
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "exchange_stream_words", "gemm", "attention"},
-                 source, {"tile_offsets", "split_norms", "fp8_output_gelus"});
+                 source, {"tile_offsets", "fp8_attention", "split_norms", "fp8_output_gelus"});
     PlanFile plan;
     if (!v1) {
       plan.exchange_stream_words = count_field(j, "exchange_stream_words", kMaxStreamWords, source);
@@ -134,6 +136,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
         plan.pins.tile_offsets[op] = count_field(j.at("tile_offsets"), op.c_str(), plan.target.tiles - 1,
                                                  source + ": tile_offsets");
     }
+    plan.pins.fp8_attention = op_names(j, "fp8_attention", source);
     plan.pins.split_norms = op_names(j, "split_norms", source);
     plan.pins.fp8_output_gelus = op_names(j, "fp8_output_gelus", source);
     return plan;

@@ -69,6 +69,7 @@ const char* to_string(Lever lever) {
     case Lever::stream_words: return "stream_words";
     case Lever::layout_match: return "layout_match";
     case Lever::tile_offset: return "tile_offset";
+    case Lever::fp8_attention: return "fp8_attention";
     case Lever::split_norm: return "split_norm";
     case Lever::fp8_output: return "fp8_output";
   }
@@ -80,6 +81,7 @@ std::string SearchPlan::key() const {
   for (const auto& [op, s] : pins.gemm) k += ";" + op + "=" + splits_text(s);
   for (const auto& [op, b] : pins.attention) k += ";" + op + "=" + blocks_text(b);
   for (const auto& [op, t] : pins.tile_offsets) k += ";" + op + "@" + std::to_string(t);
+  for (const std::string& op : pins.fp8_attention) k += ";" + op + ":fp8";
   for (const std::string& op : pins.split_norms) k += ";" + op + ":split";
   for (const std::string& op : pins.fp8_output_gelus) k += ";" + op + ":fp8";
   return k;
@@ -102,6 +104,10 @@ SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
     case Lever::tile_offset:
       if (move.tile_offset == 0) out.pins.tile_offsets.erase(move.op);
       else out.pins.tile_offsets[move.op] = move.tile_offset;
+      break;
+    case Lever::fp8_attention:
+      if (move.fp8) out.pins.fp8_attention.insert(move.op);
+      else out.pins.fp8_attention.erase(move.op);
       break;
     case Lever::split_norm:
     case Lever::fp8_output: {
@@ -133,6 +139,7 @@ std::string lever_value(const SearchPlan& plan, const Move& move) {
       const auto it = plan.pins.tile_offsets.find(move.op);
       return std::to_string(it == plan.pins.tile_offsets.end() ? 0u : it->second);
     }
+    case Lever::fp8_attention: return plan.pins.fp8_attention.contains(move.op) ? "fp8" : "fp16";
     case Lever::split_norm: {
       const std::vector<std::string> ops = joined_ops(move.op);
       return toggle_text(move.lever, std::all_of(ops.begin(), ops.end(), [&](const std::string& op) {
@@ -159,6 +166,7 @@ std::string move_value(const Move& move) {
     case Lever::attention_blocks: return blocks_text(move.attention);
     case Lever::stream_words: return std::to_string(move.stream_words);
     case Lever::tile_offset: return std::to_string(move.tile_offset);
+    case Lever::fp8_attention: return move.fp8 ? "fp8" : "fp16";
     case Lever::split_norm:
     case Lever::fp8_output:
       return toggle_text(move.lever, move.enabled) +
@@ -179,7 +187,7 @@ Proposals::Proposals(const Graph& graph, const target::MachineDescription& machi
   auto add_ops = [&](const std::vector<Op>& ops, std::uint32_t executions) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}, {}, {}, 0};
+      OpChoices c{Lever::gemm_grid, op.name, executions, {}, 0, 0, 0, 0, machine.tiles, {}, {}, {}, 0, false};
       if (op.kind == OpKind::gemm) {
         c.gemm = gemm_shape(graph, op);
         if (const Op* consumer = block_consumer(ops, i)) {
@@ -203,6 +211,7 @@ Proposals::Proposals(const Graph& graph, const target::MachineDescription& machi
         c.head_dim = op.head_dim;
         c.heads = op.heads;
         c.tiles = std::max(1u, machine.tiles / images);
+        c.fp8_capable = op.attention_use == AttentionUse::encoder && op.inputs[0] == op.inputs[1] && op.head_dim % 4 == 0;
         screen_attention(c, machine.free_bytes_per_tile(limits.profiling));
       } else if (op.kind == OpKind::layernorm && op.norm_use != NormUse::other) {
         const auto norms = std::find_if(ops_.begin(), ops_.end(), [](const OpChoices& o) { return o.lever == Lever::split_norm; });
@@ -358,6 +367,16 @@ void Proposals::add_offset_moves(const OpChoices& op, const SearchPlan& plan, st
   }
 }
 
+// FP8 attention products on or off (PlanPins::fp8_attention). Not estimated locally (it
+// halves Q, K and V's exchange bytes, which the local estimate does not see): ranked with
+// the best layout matches, by executions, each direction worth one try.
+void Proposals::add_fp8_attention_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+  if (!op.fp8_capable) return;
+  Move m{Lever::fp8_attention, op.name, {}, {}, 0, 0, -0.505, false};
+  m.fp8 = !plan.pins.fp8_attention.contains(op.name);
+  moves.push_back(std::move(m));
+}
+
 // The encoder's LayerNorms split (or back on whole rows), or a GELU with FP8 output (or
 // not). Neither has a local estimate (the split trades the rows' gather for a small
 // exchange of moments; the fused GELU is cheaper per element than the GELU and the cast,
@@ -386,6 +405,7 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
       continue;
     }
     if (op.lever == Lever::gemm_grid) add_layout_moves(op, plan, moves);
+    if (op.lever == Lever::attention_blocks) add_fp8_attention_move(op, plan, moves);
     add_offset_moves(op, plan, moves);
     if (op.alternatives.empty()) continue;
     const std::uint64_t current = current_estimate(op, plan.pins);

@@ -17,11 +17,14 @@ namespace tilevit::compiler {
 // layout_match: a GEMM grid whose column blocks are its consumer's input blocks (an
 // attention head, the next GEMM's K block; GemmSplits::column_quantum).
 // tile_offset: the first tile of a GEMM's or attention op's cells (PlanPins::tile_offsets).
+// fp8_attention: an encoder attention op's products in FP8 or FP16 (PlanPins::fp8_attention).
 // split_norm: an encoder LayerNorm split over its input's column parts or on whole rows
 // (PlanPins::split_norms). fp8_output: a GELU writing FP8 in place of the GELU and its
 // cast (PlanPins::fp8_output_gelus).
-enum class Lever : std::uint8_t { gemm_grid, attention_blocks, stream_words, layout_match, tile_offset, split_norm, fp8_output };
-inline constexpr std::size_t kLevers = 7;
+enum class Lever : std::uint8_t {
+  gemm_grid, attention_blocks, stream_words, layout_match, tile_offset, fp8_attention, split_norm, fp8_output
+};
+inline constexpr std::size_t kLevers = 8;
 const char* to_string(Lever lever);
 
 // What the search varies: pins for every GEMM and attention op (the loop body's ops once,
@@ -49,6 +52,7 @@ struct Move {
   double estimated_gap = 0;
   bool has_estimate = true;
   std::uint32_t tile_offset = 0;
+  bool fp8 = false;  // fp8_attention: the new precision of the op's products
   bool enabled = false;  // split_norm, fp8_output: the op's new setting
   // split_norm: the GEMM producing the residual stream, pinned to `gemm` as well (column
   // blocks of its consumer's K block, so the split's parts read whole runs); empty: kept.
@@ -96,6 +100,7 @@ class Proposals {
     std::string consumer_gemm;
     GemmShape consumer_shape;
     std::uint32_t consumer_head_dim = 0;
+    bool fp8_capable = false;  // attention: FP8 products possible (lower_ops.cpp, AttentionLowering)
   };
   // The residual stream's producer GEMM (through bias and residual adds) and the first
   // GEMM reading an encoder LayerNorm's output: a split LayerNorm's layout partners.
@@ -111,6 +116,7 @@ class Proposals {
   std::uint32_t consumer_block(const OpChoices& op, const PlanPins& pins) const;
   void add_layout_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
   void add_offset_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
+  void add_fp8_attention_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
   void add_toggle_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
 
   const target::MachineDescription& machine_;

@@ -123,6 +123,7 @@ void Search::learn(const SearchPlan& parent, const Move& move, std::int64_t chan
       back.tile_offset = it == parent.pins.tile_offsets.end() ? 0 : it->second;
       break;
     }
+    case Lever::fp8_attention: back.fp8 = parent.pins.fp8_attention.contains(move.op); break;
     case Lever::split_norm:
     case Lever::fp8_output:
       back.enabled = !move.enabled;

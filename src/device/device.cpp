@@ -197,28 +197,55 @@ void Device::upload_weights(const model::ViTWeights& weights) {
 }
 
 std::vector<float> Device::run(const std::vector<std::vector<float>>& images, CallTiming* timing) {
-  if (!weights_loaded_) throw Error("device: weights not uploaded", kExitInternal);
   const auto& config = pkg_.config;
+  if (!pkg_.stage.embeds) throw Error("device: this pipeline stage takes the residual stream, not images", kExitInternal);
   if (static_cast<int>(images.size()) != config.batch)
     throw Error("device: the package takes " + std::to_string(config.batch) + " images per call, got " +
                 std::to_string(images.size()), kExitUsage);
-  CallTiming t;
-  auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<float> patches;
   for (const auto& image : images) {
     const auto rows = model::token_input_rows(config, image);
     patches.insert(patches.end(), rows.begin(), rows.end());
   }
-  const std::uint32_t patch_dim = static_cast<std::uint32_t>(config.patch_dim());
+  const double prepare = since(t0);
+  auto out = execute(patches, static_cast<std::uint32_t>(config.patch_dim()), "image", timing);
+  if (timing) timing->upload_seconds += prepare;
+  return out;
+}
+
+std::vector<float> Device::run_stream(const std::vector<float>& stream, CallTiming* timing) {
+  if (pkg_.stage.embeds) throw Error("device: this package takes images, not the residual stream", kExitInternal);
+  const auto& c = pkg_.config;
+  if (stream.size() != std::size_t(c.batch) * c.tokens() * c.width)
+    throw Error("device: residual stream of " + std::to_string(stream.size()) + " values, the stage takes " +
+                    std::to_string(std::size_t(c.batch) * c.tokens() * c.width),
+                kExitInternal);
+  return execute(stream, static_cast<std::uint32_t>(c.width), "residual stream", timing);
+}
+
+// Rows of the output: one per image when pooled, else its tokens; a stage that does not
+// pool gives the residual stream, [batch x tokens][width].
+std::pair<std::uint32_t, std::uint32_t> Device::output_shape() const {
+  const auto& c = pkg_.config;
+  if (!pkg_.stage.pools) return {std::uint32_t(c.batch * c.tokens()), std::uint32_t(c.width)};
+  return {std::uint32_t(c.batch * c.output_rows()), std::uint32_t(c.output_width())};
+}
+
+std::vector<float> Device::execute(const std::vector<float>& input, std::uint32_t input_cols, const char* what,
+                                   CallTiming* timing) {
+  if (!weights_loaded_) throw Error("device: weights not uploaded", kExitInternal);
+  CallTiming t;
+  auto t0 = std::chrono::steady_clock::now();
   for (const auto& b : pkg_.bindings) {
     if (b.direction != compiler::HostBinding::Direction::input) continue;
-    if (b.col0 + b.cols > patch_dim || (b.row0 + b.rows) * std::size_t(patch_dim) > patches.size())
-      throw Error("package: input binding outside the image tensor", kExitBadInput);
-    AccessContext ctx{b.tile, 0, "upload", "image binding"};
+    if (b.col0 + b.cols > input_cols || (b.row0 + b.rows) * std::size_t(input_cols) > input.size())
+      throw Error(std::string("package: input binding outside the ") + what + " tensor", kExitBadInput);
+    AccessContext ctx{b.tile, 0, "upload", "input binding"};
     std::uint8_t* dst = sram_at(tile_sram(b.tile), pkg_.machine, std::uint64_t(pkg_.program.allocations.at(b.allocation).address) + b.offset,
                                 std::uint64_t(b.rows) * b.cols * 2, ctx);
     for (std::uint32_t r = 0; r < b.rows; ++r)
-      store_f16(dst + std::size_t(r) * b.cols * 2, &patches[(b.row0 + r) * std::size_t(patch_dim) + b.col0], b.cols);
+      store_f16(dst + std::size_t(r) * b.cols * 2, &input[(b.row0 + r) * std::size_t(input_cols) + b.col0], b.cols);
   }
   t.upload_seconds = since(t0);
 
@@ -233,8 +260,7 @@ std::vector<float> Device::run(const std::vector<std::vector<float>>& images, Ca
   t.execute_seconds = since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  // [batch * output rows][output width]: one row per image when pooled, else its tokens.
-  const std::uint32_t out_rows = std::uint32_t(config.batch * config.output_rows()), out_cols = std::uint32_t(config.output_width());
+  const auto [out_rows, out_cols] = output_shape();
   std::vector<float> out(std::size_t(out_rows) * out_cols, NAN);
   for (const auto& b : pkg_.bindings) {
     if (b.direction != compiler::HostBinding::Direction::output) continue;

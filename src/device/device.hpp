@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/exchange_copies.hpp"
@@ -33,6 +34,9 @@ class Device {
   void upload_weights(const model::ViTWeights& weights);
   // One resident call: the batch's images (CHW [3][S][S] each) in, [batch][width] out.
   std::vector<float> run(const std::vector<std::vector<float>>& images, CallTiming* timing = nullptr);
+  // One call of a pipeline stage that does not embed: the residual stream [batch x
+  // tokens][width] (FP16 values) in; out the next stream, or the embedding if it pools.
+  std::vector<float> run_stream(const std::vector<float>& stream, CallTiming* timing = nullptr);
 
   // Raw access for tests and fault injection.
   std::span<std::uint8_t> tile_sram(std::uint32_t tile);
@@ -60,6 +64,11 @@ class Device {
     std::uint32_t last_valid_iteration = 0;
   };
   void resolve_copies(Exchange& ex) const;
+  // Input rows of `input_cols` values in through the input bindings, the program, the
+  // output bindings out; `what` names the input in errors.
+  std::vector<float> execute(const std::vector<float>& input, std::uint32_t input_cols, const char* what,
+                             CallTiming* timing);
+  std::pair<std::uint32_t, std::uint32_t> output_shape() const;  // rows, columns
   void execute_step(std::uint32_t step, std::uint32_t iteration);
   void compute_phase(std::uint32_t step, std::uint32_t iteration);
   void exchange_phase(std::uint32_t step, std::uint32_t iteration);

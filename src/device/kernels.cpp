@@ -273,16 +273,28 @@ void run_cast_fp8(KernelRun& k) {
   }
 }
 
+// FP8 attention products (attention_*_fp8): F143 operands at the call's scale.
+bool fp8_attention(const KernelRun& k) {
+  return k.call.kind == KernelKind::attention_scores_fp8 || k.call.kind == KernelKind::attention_values_fp8;
+}
+
 void run_attention_scores(KernelRun& k) {
   const std::size_t rows = k.dim(Dim::queries), keys = k.dim(Dim::keys), hd = k.dim(Dim::head_dim);
   const Buf q = k.buf(rows * hd), kb = k.buf(keys * hd);
-  load_f16(k.operand(0), q.data(), q.size());
-  load_f16(k.operand(1), kb.data(), kb.size());
+  const bool fp8 = fp8_attention(k);
+  if (fp8) {
+    load_f8(k.operand(0), q.data(), q.size(), k.call.scale);
+    load_f8(k.operand(1), kb.data(), kb.size(), k.call.scale);
+  } else {
+    load_f16(k.operand(0), q.data(), q.size());
+    load_f16(k.operand(1), kb.data(), kb.size());
+  }
   std::uint8_t* scores = k.operand(2);
   std::uint8_t* maxima = k.operand(3);
   const auto scores_into = [&](float* s, float* mx) {
     numerics::device_attention_scores(q.data(), static_cast<int>(hd), kb.data(), static_cast<int>(hd), static_cast<int>(rows),
-                                      static_cast<int>(keys), static_cast<int>(hd), k.call.param, s, mx);
+                                      static_cast<int>(keys), static_cast<int>(hd), k.call.param, s, mx,
+                                      numerics::AttentionPrecision{fp8});
   };
   // Key-major scores straight into tile memory when it holds aligned floats (its lines
   // fetched first: the GEMM's stores and the scale pass then hit), else through scratch
@@ -311,12 +323,17 @@ void run_attention_values(KernelRun& k) {
   const float* s = reinterpret_cast<const float*>(in);
   if (!aligned_floats(in)) load_f32(in, p.data(), p.size()), s = p.data();
   load_f32(k.operand(1), maxima.data(), maxima.size());
-  numerics::from_fp16_bits_rows(u16(k.operand(2)), hd, v.data(), ldv, keys, hd);
+  const bool fp8 = fp8_attention(k);
+  if (fp8)
+    for (std::size_t j = 0; j < keys; ++j) load_f8(k.operand(2) + j * hd, &v[j * ldv], hd, k.call.scale);
+  else
+    numerics::from_fp16_bits_rows(u16(k.operand(2)), hd, v.data(), ldv, keys, hd);
   for (std::size_t b = 0; b < blocks; ++b)
     for (std::size_t i = 0; i < rows; ++i) row_max[i] = std::max(row_max[i], maxima[b * rows + i]);
   const Buf part = k.buf(rows * (hd + 1));
   numerics::device_attention_values(s, p.data(), row_max.data(), static_cast<int>(rows), static_cast<int>(keys), v.data(),
-                                    static_cast<int>(ldv), static_cast<int>(hd), part.data());
+                                    static_cast<int>(ldv), static_cast<int>(hd), part.data(),
+                                    numerics::AttentionPrecision{fp8});
   store_f32(k.operand(3), part.data(), part.size());
 }
 
@@ -348,6 +365,8 @@ constexpr std::array<Executor, compiler::kKernelKinds> kExecutors = {{
     {KernelKind::gelu_erf, run_activation<numerics::device_gelu_erf>},
     {KernelKind::quick_gelu, run_activation<numerics::device_quick_gelu>},
     {KernelKind::scale_columns, run_scale_columns},
+    {KernelKind::attention_scores_fp8, run_attention_scores},
+    {KernelKind::attention_values_fp8, run_attention_values},
     {KernelKind::layer_norm_moments, run_layer_norm_moments},
     {KernelKind::layer_norm_apply, run_layer_norm_apply},
     {KernelKind::gelu_f8, run_gelu_f8},

@@ -74,7 +74,7 @@ void WeightValues::write(const compiler::HostBinding& b, std::span<std::uint8_t>
   std::vector<float> row(b.cols);
   std::vector<std::uint16_t> halves(b.cols);
   for (std::uint32_t layer = 0; layer < b.layers; ++layer) {
-    const Source s = source(t, layer);
+    const Source s = source(t, pkg_.stage.first_layer + layer);  // a pipeline stage's loop starts there
     AccessContext ctx{b.tile, 0, "upload", "weight binding"};
     std::uint8_t* dst = sram_at(sram, machine, std::uint64_t(address) + b.offset + std::uint64_t(layer) * b.layer_stride,
                                 std::uint64_t(b.rows) * b.cols * es, ctx);

@@ -33,6 +33,11 @@ struct NumericsConfig {
   // The column part of the encoder layers' LayerNorms when split over tiles (before the
   // attention, before the MLP; 0 = whole rows): the parts' moments are combined in order.
   std::array<std::uint32_t, 2> encoder_norm_part{};
+  // FP8 attention products in the encoder layers (a plan choice, recorded like the splits):
+  // Q, K and V cast to F143 at `attention_scale` in the QKV epilogue, FP8 QK^T and P.V
+  // (numerics/device_kernels.hpp, AttentionPrecision). The scale is set with the roles'.
+  bool attention_fp8 = false;
+  int attention_scale = -4;
 
   std::uint32_t role_inner_block(GemmRole r) const { return inner_block[static_cast<int>(r)]; }
 

@@ -84,7 +84,7 @@ ViTConfig vit(const std::string& name, int patch, int image, int width, int head
   return c;
 }
 
-// Tiny members for tests: 2 layers, patch 4, head dims 64 and 80 (the real ones'),
+// Tiny members for tests: 2 layers, patch 4, head dims 64, 80 and 96 (the real ones'),
 // images of 12 or 16 px; CLIP's shortest-edge resize and crop differ (14 -> 12), the
 // DINOv2 tables are 4x4 for a 3x3 grid (interpolated).
 ViTConfig tiny(ViTConfig c, const std::string& name, int image, int width, int heads, int mlp) {
@@ -106,6 +106,9 @@ const std::map<std::string, std::function<ViTConfig()>>& presets() {
       {"siglip-b16-224", [] { return siglip("siglip-base-patch16-224", 224, 768, 12, 3072, 12); }},
       {"siglip-b16-384", [] { return siglip("siglip-base-patch16-384", 384, 768, 12, 3072, 12); }},
       {"siglip-l16-384", [] { return siglip("siglip-large-patch16-384", 384, 1024, 16, 4096, 24); }},
+      // google/siglip2-giant-opt-patch16-384: SigLIP's tower and tensor names (Siglip2's
+      // fixed-resolution checkpoints keep them); 16 heads of 96. Too big for one C600.
+      {"siglip2-g-opt16-384", [] { return siglip("siglip2-giant-opt-patch16-384", 384, 1536, 16, 6144, 40); }},
       {"clip-b32", [] { return clip("clip-vit-base-patch32", 32, 224, 768, 12, 3072, 12, 512); }},
       {"clip-b16", [] { return clip("clip-vit-base-patch16", 16, 224, 768, 12, 3072, 12, 512); }},
       {"clip-l14", [] { return clip("clip-vit-large-patch14", 14, 224, 1024, 16, 4096, 24, 768); }},
@@ -121,6 +124,12 @@ const std::map<std::string, std::function<ViTConfig()>>& presets() {
       {"dinov2-tiny", [] { return tiny(dinov2("", 384, 6, 12, 0), "dinov2-tiny", 12, 160, 2, 320); }},
       {"dinov2-reg-tiny", [] { return tiny(dinov2("", 384, 6, 12, 4), "dinov2-reg-tiny", 12, 160, 2, 320); }},
       {"vit-tiny", [] { return tiny(vit("", 16, 224, 768, 12, 3072, 12), "vit-tiny", 16, 128, 2, 256); }},
+      // SigLIP2 g-opt's head dim 96, 4 layers: the multi-chip tests pipeline it.
+      {"siglip2-tiny", [] {
+         ViTConfig c = tiny(siglip("", 384, 1536, 16, 6144, 40), "siglip2-tiny", 16, 192, 2, 384);
+         c.layers = c.max_layers = 4;
+         return c;
+       }},
   };
   return table;
 }

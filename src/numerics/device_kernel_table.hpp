@@ -105,22 +105,24 @@ void gemm(const DeviceGemm& g);  // device_gemm_avx512.cpp
 // small operand, is the one transposed; as the GEMM's B it starts on a cache line.
 template <auto kGemm, auto kScaleAndMax>
 void attention_scores_by_gemm(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
-                              float scale, float* scores, float* row_max) {
+                              float scale, float* scores, float* row_max, AttentionPrecision precision) {
   thread_local std::vector<float> qt_storage;  // reused: the device model calls this ~40 K times per inference
   float* qt = line_aligned(qt_storage, static_cast<std::size_t>(head_dim) * queries);
   avx2::transpose(q, ldq, queries, head_dim, qt, queries);
-  kGemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt, queries, scores, queries, 0, false});
+  kGemm(DeviceGemm{keys, queries, head_dim, k, ldk, qt, queries, scores, queries, precision.panel(), false});
   kScaleAndMax(scores, queries, keys, scale, row_max);
 }
 
-// The exp-sum-round pass over the key-major scores (queries in the lanes), then
-// o_b = P V with P read transposed from its key-major layout.
+// The exp-sum-round pass over the key-major scores (queries in the lanes), for FP8 the
+// cast of p to F143, then o_b = P V with P read transposed from its key-major layout.
 template <auto kGemm, auto kExpSumRound>
 void attention_values_by_gemm(const float* scores, float* probabilities, const float* row_max, int queries, int keys,
-                              const float* v, int ldv, int head_dim, float* partial) {
+                              const float* v, int ldv, int head_dim, float* partial, AttentionPrecision precision) {
   const int width = head_dim + 1;
   kExpSumRound(scores, probabilities, row_max, queries, keys, partial, width);
-  DeviceGemm g{queries, head_dim, keys, probabilities, queries, v, ldv, partial, width, 0, false};
+  if (precision.fp8)
+    device_round_f143(probabilities, static_cast<std::size_t>(queries) * keys, kAttentionProbabilityScale);
+  DeviceGemm g{queries, head_dim, keys, probabilities, queries, v, ldv, partial, width, precision.panel(), false};
   g.a_transposed = true;
   kGemm(g);
 }

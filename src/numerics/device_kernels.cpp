@@ -2,9 +2,11 @@
 // (kernel_path.hpp). The tables give identical results, so the choice is one of speed.
 #include "numerics/device_kernels.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "numerics/device_kernel_table.hpp"
+#include "numerics/fp8.hpp"
 
 namespace tilevit::numerics {
 namespace {
@@ -50,13 +52,24 @@ void device_layernorm_row(const float* x, const float* gamma, const float* beta,
 void device_gelu(const float* x, float* out, std::size_t count) { kernels().gelu(x, out, count); }
 
 void device_attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
-                             float scale, float* scores, float* row_max) {
-  kernels().attention_scores(q, ldq, k, ldk, queries, keys, head_dim, scale, scores, row_max);
+                             float scale, float* scores, float* row_max, AttentionPrecision precision) {
+  kernels().attention_scores(q, ldq, k, ldk, queries, keys, head_dim, scale, scores, row_max, precision);
 }
 
 void device_attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys,
-                             const float* v, int ldv, int head_dim, float* partial) {
-  kernels().attention_values(scores, probabilities, row_max, queries, keys, v, ldv, head_dim, partial);
+                             const float* v, int ldv, int head_dim, float* partial, AttentionPrecision precision) {
+  kernels().attention_values(scores, probabilities, row_max, queries, keys, v, ldv, head_dim, partial, precision);
+}
+
+void device_round_f143(float* data, std::size_t count, int scale) {
+  // In L1-sized pieces; element-wise, so the pieces change no value.
+  constexpr std::size_t kPiece = 4096;
+  thread_local std::uint8_t codes[kPiece];
+  for (std::size_t i = 0; i < count; i += kPiece) {
+    const std::size_t n = std::min(kPiece, count - i);
+    fp8_encode(data + i, codes, n, Fp8Format::F143, scale);
+    fp8_decode(codes, data + i, n, Fp8Format::F143, scale);
+  }
 }
 
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo) {

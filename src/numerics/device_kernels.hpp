@@ -109,17 +109,34 @@ void device_quick_gelu(const float* x, float* out, std::size_t count);
 // or b exactly.
 void device_multiply(const float* a, const float* b, float* out, std::size_t count);
 
+// The precision of attention's two products (docs/NUMERICS.md, "FP8 attention products").
+// FP16 (the default): FP16 q, k, v and p, each sum in FP32. FP8: q, k and v are F143
+// values (cast in the QKV epilogue), both products run on the FP8 matrix unit, whose FP16
+// accumulator is rounded after every K32 panel (QK^T: over the head dims; P.V: over the
+// keys), and p = F143(fp16(e)) at the fixed scale kAttentionProbabilityScale.
+inline constexpr int kAttentionProbabilityScale = -7;  // p in [0, 1]: 1 is code 128, max 1.875
+inline constexpr int kFp8Panel = 32;                   // the FP8 matrix unit's K32 coefficient panel
+struct AttentionPrecision {
+  bool fp8 = false;
+  int panel() const { return fp8 ? kFp8Panel : 0; }
+};
+
 // Attention in key blocks (docs/NUMERICS.md). For one head and a block of keys:
-// scores s[i][j] = (sum_d q[i][d] k[j][d]) * scale in FP32, stored key-major
-// (scores[j * queries + i]), and each query's maximum over the block's keys.
+// scores s[i][j] = (sum_d q[i][d] k[j][d]) * scale in FP32 (the sum panel-rounded when
+// FP8), stored key-major (scores[j * queries + i]), and each query's maximum over the
+// block's keys.
 void device_attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim,
-                             float scale, float* scores, float* row_max);
+                             float scale, float* scores, float* row_max, AttentionPrecision precision = {});
 // With the key-major scores and the row maxima m over ALL key blocks: e = exp(s - m)
-// (FP32), l_b = sum_j e (FP32, j ascending), p = fp16(e), o_b[d] = sum_j p_j v[j][d] (FP32,
-// j ascending). Writes partial[i] = {o_b[0..head_dim), l_b}. p goes to `probabilities`,
-// key-major like the scores (it may be `scores` itself).
+// (FP32), l_b = sum_j e (FP32, j ascending), p = fp16(e) (FP8: then F143 at
+// kAttentionProbabilityScale), o_b[d] = sum_j p_j v[j][d] (FP32, j ascending; FP8: rounded
+// to FP16 after every 32 keys). Writes partial[i] = {o_b[0..head_dim), l_b}. p goes to
+// `probabilities`, key-major like the scores (it may be `scores` itself).
 void device_attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys,
-                             const float* v, int ldv, int head_dim, float* partial);
+                             const float* v, int ldv, int head_dim, float* partial, AttentionPrecision precision = {});
+// Every value replaced by its F143 rounding at `scale` (decode(encode(x))), through the
+// bulk vector codecs: the same values as numerics::fp8_round.
+void device_round_f143(float* data, std::size_t count, int scale);
 // Combines the key blocks' partials [blocks][rows][head_dim + 1] in block order:
 // l = sum_b l_b, o = sum_b o_b (FP32), out = fp16(o / l).
 void device_attention_combine(const float* partials, int blocks, int rows, int head_dim, float* out, int ldo);

@@ -8,6 +8,7 @@
 #include "numerics/device_kernel_table.hpp"
 #include "numerics/device_math.hpp"
 #include "numerics/fp16.hpp"
+#include "numerics/fp8.hpp"
 
 namespace tilevit::numerics {
 namespace scalar {
@@ -32,10 +33,14 @@ void add_any(const Fp16* a, const Fp16* b, Fp16* out, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) store_fp16(out + i, value(a[i]) + value(b[i]));
 }
 
-// sum_d x[d] y[d] in FP32, d ascending, each step one FMA (exact products: FP16 operands).
-float dot(const float* x, const float* y, int count) {
+// sum_d x[d] y[d] in FP32, d ascending, each step one FMA (exact products: FP16 or FP8
+// operands); with a panel, rounded to FP16 after every `panel` steps and after the last.
+float dot(const float* x, const float* y, int count, int panel) {
   float t = 0.0f;
-  for (int d = 0; d < count; ++d) t = std::fma(x[d], y[d], t);
+  for (int d = 0; d < count; ++d) {
+    t = std::fma(x[d], y[d], t);
+    if (panel > 0 && ((d + 1) % panel == 0 || d + 1 == count)) t = round_fp16(t);
+  }
   return t;
 }
 
@@ -125,24 +130,34 @@ float exp_sum_round(const float* s, float* p, std::size_t stride, int count, flo
 
 // Key-major scores: s[j * queries + i] = (q_i . k_j) * scale; row_max[i] = max_j s.
 void attention_scores(const float* q, int ldq, const float* k, int ldk, int queries, int keys, int head_dim, float scale,
-                      float* scores, float* row_max) {
+                      float* scores, float* row_max, AttentionPrecision precision) {
   const auto query = [&](int i) { return q + static_cast<std::size_t>(i) * ldq; };
   for (int j = 0; j < keys; ++j)
     for (int i = 0; i < queries; ++i)
-      scores[static_cast<std::size_t>(j) * queries + i] = dot(query(i), k + static_cast<std::size_t>(j) * ldk, head_dim);
+      scores[static_cast<std::size_t>(j) * queries + i] = dot(query(i), k + static_cast<std::size_t>(j) * ldk, head_dim,
+                                                                  precision.panel());
   for (int i = 0; i < queries; ++i) row_max[i] = scale_and_max(scores + i, static_cast<std::size_t>(queries), keys, scale);
 }
 
-// partial[i] = {o_b[0..head_dim), l_b} with o_b[d] = sum_j p[j][i] v[j][d] (FP32, j ascending).
+// partial[i] = {o_b[0..head_dim), l_b} with o_b[d] = sum_j p[j][i] v[j][d] (FP32, j ascending;
+// FP8: p = F143(fp16(e)) and the sum rounded to FP16 after every panel of keys).
 void attention_values(const float* scores, float* probabilities, const float* row_max, int queries, int keys, const float* v,
-                      int ldv, int head_dim, float* partial) {
+                      int ldv, int head_dim, float* partial, AttentionPrecision precision) {
   const std::size_t width = static_cast<std::size_t>(head_dim) + 1, stride = static_cast<std::size_t>(queries);
+  const int panel = precision.panel();
   for (int i = 0; i < queries; ++i)
     partial[i * width + head_dim] = exp_sum_round(scores + i, probabilities + i, stride, keys, row_max[i]);
+  if (precision.fp8)
+    for (std::size_t e = 0; e < stride * static_cast<std::size_t>(keys); ++e)
+      probabilities[e] = fp8_decode(fp8_encode(probabilities[e], Fp8Format::F143, kAttentionProbabilityScale),
+                                    Fp8Format::F143, kAttentionProbabilityScale);
   for (int i = 0; i < queries; ++i)
     for (int d = 0; d < head_dim; ++d) {
       float o = 0.0f;
-      for (int j = 0; j < keys; ++j) o = std::fma(probabilities[j * stride + i], v[static_cast<std::size_t>(j) * ldv + d], o);
+      for (int j = 0; j < keys; ++j) {
+        o = std::fma(probabilities[j * stride + i], v[static_cast<std::size_t>(j) * ldv + d], o);
+        if (panel > 0 && ((j + 1) % panel == 0 || j + 1 == keys)) o = round_fp16(o);
+      }
       partial[i * width + d] = o;
     }
 }

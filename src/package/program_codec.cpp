@@ -72,7 +72,8 @@ std::vector<std::byte> text_bytes(const std::string& text) {
   return out;
 }
 
-nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig& n, const CompiledProgram& p) {
+nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig& n, const CompiledProgram& p,
+                          const StageRange& stage) {
   nlohmann::json j;
   j["config"] = {{"name", c.name},       {"resize_size", c.resize_size}, {"image_size", c.image_size},
                  {"patch", c.patch},     {"channels", c.channels},       {"width", c.width},
@@ -93,8 +94,12 @@ nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig
                    {"map_attention_key_block", n.map_attention_key_block}};
   // Only when a LayerNorm is split, so other packages keep their bytes.
   if (n.encoder_norm_part != std::array<std::uint32_t, 2>{}) j["numerics"]["encoder_norm_part"] = n.encoder_norm_part;
+  // Only in packages with FP8 attention products, so the others keep their bytes.
+  if (n.attention_fp8) j["numerics"]["attention_fp8_scale"] = n.attention_scale;
   j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
   j["exchange_stream_words"] = p.exchange_stream_words;
+  if (!stage.whole())  // absent for a whole model, whose packages predate pipelines
+    j["stage"] = {{"first_layer", stage.first_layer}, {"embeds", stage.embeds}, {"pools", stage.pools}};
   if (p.profiling.enabled)  // absent in unprofiled packages, whose bytes predate profiling builds
     j["profiling"] = {{"granularity", to_string(p.profiling.detail.granularity)},
                       {"iterations_in_detail", p.profiling.detail.iterations_in_detail}};
@@ -114,7 +119,7 @@ ContainerWriter encode_package(const Executable& executable) {
   const CompiledProgram& p = executable.program;
   ContainerWriter w;
   w.add_section("machine", 1, text_bytes(target::to_text(executable.machine)));
-  w.add_section("model", 1, text_bytes(model_json(executable.config, executable.numerics, p).dump(1)));
+  w.add_section("model", 1, text_bytes(model_json(executable.config, executable.numerics, p, executable.stage).dump(1)));
 
   ByteWriter t;
   t.write_count(executable.tensors.size());
@@ -240,10 +245,24 @@ Executable decode_package(const Container& c) {
       for (std::size_t i = 0; i < 2; ++i)
         out.numerics.encoder_norm_part[i] = json_integer<std::uint32_t>(parts[i], "numerics.encoder_norm_part");
     }
+    if (j.at("numerics").contains("attention_fp8_scale")) {
+      out.numerics.attention_fp8 = true;
+      out.numerics.attention_scale = json_integer<int>(j.at("numerics").at("attention_fp8_scale"), "numerics.attention_fp8_scale");
+    }
     out.program.loop_begin = json_integer<std::uint32_t>(j.at("loop").at("begin"), "loop.begin");
     out.program.loop_end = json_integer<std::uint32_t>(j.at("loop").at("end"), "loop.end");
     out.program.loop_count = json_integer<std::uint32_t>(j.at("loop").at("count"), "loop.count");
     out.program.exchange_stream_words = json_integer<std::uint32_t>(j.at("exchange_stream_words"), "exchange_stream_words");
+    if (j.contains("stage")) {
+      const auto& stage = j.at("stage");
+      out.stage.first_layer = json_integer<std::uint32_t>(stage.at("first_layer"), "stage.first_layer");
+      out.stage.embeds = stage.at("embeds").get<bool>();
+      out.stage.pools = stage.at("pools").get<bool>();
+      if (out.stage.first_layer > static_cast<std::uint32_t>(m.layers) ||
+          out.program.loop_count > static_cast<std::uint32_t>(m.layers) - out.stage.first_layer)
+        throw Error("stage layers " + std::to_string(out.stage.first_layer) + " + " +
+                    std::to_string(out.program.loop_count) + " outside the model's " + std::to_string(m.layers));
+    }
     if (j.contains("profiling")) {
       const auto& prof = j.at("profiling");
       out.program.profiling.enabled = true;

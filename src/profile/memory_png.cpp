@@ -1,90 +1,26 @@
 // memory.png: a palette image drawn from the memory map (layout: memory_png.hpp).
 #include "profile/memory_png.hpp"
 
-#include <png.h>
-
 #include <algorithm>
 #include <array>
-#include <csetjmp>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
 #include "profile/memory_map.hpp"
+#include "profile/png_canvas.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::profile {
 namespace {
 
-// 5x7 glyphs, one byte per column, bit 0 = top row (the classic LCD font). Lower-case
-// letters are drawn as capitals except 'x' (for "0x").
-struct Glyph {
-  char c;
-  std::array<std::uint8_t, 5> columns;
-};
-constexpr Glyph kFont[] = {
-    {'0', {0x3E, 0x51, 0x49, 0x45, 0x3E}}, {'1', {0x00, 0x42, 0x7F, 0x40, 0x00}}, {'2', {0x42, 0x61, 0x51, 0x49, 0x46}},
-    {'3', {0x21, 0x41, 0x45, 0x4B, 0x31}}, {'4', {0x18, 0x14, 0x12, 0x7F, 0x10}}, {'5', {0x27, 0x45, 0x45, 0x45, 0x39}},
-    {'6', {0x3C, 0x4A, 0x49, 0x49, 0x30}}, {'7', {0x01, 0x71, 0x09, 0x05, 0x03}}, {'8', {0x36, 0x49, 0x49, 0x49, 0x36}},
-    {'9', {0x06, 0x49, 0x49, 0x29, 0x1E}}, {'A', {0x7E, 0x11, 0x11, 0x11, 0x7E}}, {'B', {0x7F, 0x49, 0x49, 0x49, 0x36}},
-    {'C', {0x3E, 0x41, 0x41, 0x41, 0x22}}, {'D', {0x7F, 0x41, 0x41, 0x22, 0x1C}}, {'E', {0x7F, 0x49, 0x49, 0x49, 0x41}},
-    {'F', {0x7F, 0x09, 0x09, 0x09, 0x01}}, {'G', {0x3E, 0x41, 0x49, 0x49, 0x7A}}, {'H', {0x7F, 0x08, 0x08, 0x08, 0x7F}},
-    {'I', {0x00, 0x41, 0x7F, 0x41, 0x00}}, {'J', {0x20, 0x40, 0x41, 0x3F, 0x01}}, {'K', {0x7F, 0x08, 0x14, 0x22, 0x41}},
-    {'L', {0x7F, 0x40, 0x40, 0x40, 0x40}}, {'M', {0x7F, 0x02, 0x0C, 0x02, 0x7F}}, {'N', {0x7F, 0x04, 0x08, 0x10, 0x7F}},
-    {'O', {0x3E, 0x41, 0x41, 0x41, 0x3E}}, {'P', {0x7F, 0x09, 0x09, 0x09, 0x06}}, {'Q', {0x3E, 0x41, 0x51, 0x21, 0x5E}},
-    {'R', {0x7F, 0x09, 0x19, 0x29, 0x46}}, {'S', {0x46, 0x49, 0x49, 0x49, 0x31}}, {'T', {0x01, 0x01, 0x7F, 0x01, 0x01}},
-    {'U', {0x3F, 0x40, 0x40, 0x40, 0x3F}}, {'V', {0x1F, 0x20, 0x40, 0x20, 0x1F}}, {'W', {0x3F, 0x40, 0x38, 0x40, 0x3F}},
-    {'X', {0x63, 0x14, 0x08, 0x14, 0x63}}, {'Y', {0x07, 0x08, 0x70, 0x08, 0x07}}, {'Z', {0x61, 0x51, 0x49, 0x45, 0x43}},
-    {'x', {0x44, 0x28, 0x10, 0x28, 0x44}}, {'.', {0x00, 0x60, 0x60, 0x00, 0x00}}, {',', {0x00, 0x50, 0x30, 0x00, 0x00}},
-    {':', {0x00, 0x36, 0x36, 0x00, 0x00}}, {'-', {0x08, 0x08, 0x08, 0x08, 0x08}}, {'/', {0x20, 0x10, 0x08, 0x04, 0x02}},
-    {'(', {0x00, 0x1C, 0x22, 0x41, 0x00}}, {')', {0x00, 0x41, 0x22, 0x1C, 0x00}}, {'%', {0x23, 0x13, 0x08, 0x64, 0x62}},
-    {'=', {0x14, 0x14, 0x14, 0x14, 0x14}}, {'_', {0x40, 0x40, 0x40, 0x40, 0x40}}, {'+', {0x08, 0x08, 0x3E, 0x08, 0x08}},
-};
-constexpr unsigned kCharWidth = 6, kCharHeight = 8;
-
-const Glyph* glyph(char c) {
-  if (c >= 'a' && c <= 'z' && c != 'x') c = static_cast<char>(c - 'a' + 'A');
-  for (const Glyph& g : kFont)
-    if (g.c == c) return &g;
-  return nullptr;  // drawn as a space
-}
-
 // Palette: fixed entries, then each kind at four coverage levels (1/4 .. 4/4 of a pixel's bytes).
 enum : std::uint8_t { kMargin, kFree, kText, kLine, kAxis, kFirstKindColour };
-constexpr std::array<std::uint8_t, 3> kFixed[] = {{255, 255, 255}, {232, 232, 232}, {34, 34, 34}, {0, 0, 0}, {150, 150, 150}};
+constexpr Rgb kFixed[] = {{255, 255, 255}, {232, 232, 232}, {34, 34, 34}, {0, 0, 0}, {150, 150, 150}};
 // Same colours as the HTML viewer (web/memory.html), in MemoryKind order.
-constexpr std::array<std::uint8_t, 3> kKindColour[kMemoryKindCount] = {
+constexpr Rgb kKindColour[kMemoryKindCount] = {
     {78, 121, 167}, {242, 142, 43}, {225, 87, 89}, {156, 156, 156}, {89, 161, 79}};
 constexpr unsigned kLevels = 4;
-
-class Canvas {
- public:
-  Canvas(unsigned w, unsigned h) : w_(w), h_(h), px_(std::size_t{w} * h, kMargin) {}
-  void set(unsigned x, unsigned y, std::uint8_t c) {
-    if (x < w_ && y < h_) px_[std::size_t{y} * w_ + x] = c;
-  }
-  void fill(unsigned x, unsigned y, unsigned w, unsigned h, std::uint8_t c) {
-    for (unsigned j = 0; j < h; ++j)
-      for (unsigned i = 0; i < w; ++i) set(x + i, y + j, c);
-  }
-  unsigned text(unsigned x, unsigned y, const std::string& s, std::uint8_t c) {
-    for (char ch : s) {
-      if (const Glyph* g = glyph(ch))
-        for (unsigned i = 0; i < 5; ++i)
-          for (unsigned j = 0; j < 7; ++j)
-            if (g->columns[i] >> j & 1) set(x + i, y + j, c);
-      x += kCharWidth;
-    }
-    return x;
-  }
-  const std::vector<std::uint8_t>& pixels() const { return px_; }
-  unsigned width() const { return w_; }
-  unsigned height() const { return h_; }
-
- private:
-  unsigned w_, h_;
-  std::vector<std::uint8_t> px_;
-};
 
 std::string hex(std::uint64_t v) {
   char buf[24];
@@ -92,48 +28,16 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
-std::vector<std::byte> encode(const Canvas& canvas) {
-  std::vector<std::byte> out;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  if (!png || !info) {
-    png_destroy_write_struct(&png, &info);
-    throw Error("memory.png: libpng initialisation failed", kExitInternal);
-  }
-  std::vector<png_bytep> rows(canvas.height());
-  std::vector<png_color> palette;
-  auto add = [&](const std::array<std::uint8_t, 3>& c) { palette.push_back({c[0], c[1], c[2]}); };
-  for (const auto& c : kFixed) add(c);
+std::vector<std::byte> encode(const PaletteCanvas& canvas) {
+  std::vector<Rgb> palette(std::begin(kFixed), std::end(kFixed));
   for (const auto& k : kKindColour)
     for (unsigned level = 1; level <= kLevels; ++level) {
-      std::array<std::uint8_t, 3> c{};
+      Rgb c{};
       for (int i = 0; i < 3; ++i)
         c[i] = static_cast<std::uint8_t>((kFixed[kFree][i] * (kLevels - level) + k[i] * level) / kLevels);
-      add(c);
+      palette.push_back(c);
     }
-  if (setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    throw Error("memory.png: libpng failed to encode the image", kExitInternal);
-  }
-  png_set_write_fn(
-      png, &out,
-      [](png_structp p, png_bytep data, png_size_t n) {
-        auto* v = static_cast<std::vector<std::byte>*>(png_get_io_ptr(p));
-        const auto* b = reinterpret_cast<const std::byte*>(data);
-        v->insert(v->end(), b, b + n);
-      },
-      nullptr);
-  png_set_IHDR(png, info, canvas.width(), canvas.height(), 8, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_set_PLTE(png, info, palette.data(), static_cast<int>(palette.size()));
-  png_set_compression_level(png, 9);
-  png_set_filter(png, 0, PNG_FILTER_NONE);  // best for a palette image
-  for (unsigned y = 0; y < canvas.height(); ++y)
-    rows[y] = const_cast<png_bytep>(canvas.pixels().data() + std::size_t{y} * canvas.width());
-  png_set_rows(png, info, rows.data());
-  png_write_png(png, info, PNG_TRANSFORM_IDENTITY, nullptr);
-  png_destroy_write_struct(&png, &info);
-  return out;
+  return encode_palette_png(canvas, palette, "memory.png");
 }
 
 }  // namespace
@@ -229,7 +133,7 @@ class MapPainter {
     }
   }
 
-  const Canvas& canvas() const { return canvas_; }
+  const PaletteCanvas& canvas() const { return canvas_; }
 
  private:
   unsigned axis_y() const { return layout_.map_top - 3; }
@@ -289,7 +193,7 @@ class MapPainter {
   const MemoryPngLayout layout_;
   const std::uint64_t start_, end_;
   const unsigned columns_;
-  Canvas canvas_;
+  PaletteCanvas canvas_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profile/html_escape.hpp"
 #include "support/error.hpp"
 
 // The page parts, compiled in from src/profile/web/ (src/profile/CMakeLists.txt).
@@ -157,20 +158,6 @@ std::string script_safe_json(const nlohmann::json& j) {
   for (const char c : text) {
     if (c == '<') out += "\\u003c";
     else out += c;
-  }
-  return out;
-}
-
-std::string html_escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
   }
   return out;
 }

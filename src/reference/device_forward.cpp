@@ -135,12 +135,12 @@ void residual_add(std::vector<float>& x, const std::vector<float>& y) {
     numerics::device_add(x.data() + i, y.data() + i, x.data() + i, static_cast<std::size_t>(std::min(chunk, n - i)));
 }
 
-// FP16 attention, one (image, head) per task, in key blocks of `key_block` keys (all
+// Attention, FP16 or with FP8 products (`precision`), one (image, head) per task, in key blocks of `key_block` keys (all
 // keys if 0): scores and row maxima per block, the global maximum, exponentials, partial
 // sums and P.V per block, then the blocks combined in order (docs/NUMERICS.md).
 void attention(const model::ViTConfig& c, int batch, int queries, const float* q, int ldq, std::size_t q_image_stride,
                int tokens, const float* k, const float* v, int ldkv, std::size_t kv_image_stride, float* out,
-               std::size_t out_image_stride, std::uint32_t key_block) {
+               std::size_t out_image_stride, std::uint32_t key_block, numerics::AttentionPrecision precision = {}) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   const int d = c.head_dim;
   const int block = (key_block > 0 && static_cast<int>(key_block) < tokens) ? static_cast<int>(key_block) : tokens;
@@ -158,7 +158,7 @@ void attention(const model::ViTConfig& c, int batch, int queries, const float* q
         const int j0 = kb * block, n = std::min(block, tokens - j0);
         numerics::device_attention_scores(qh, ldq, kh + static_cast<std::size_t>(j0) * ldkv, ldkv, queries, n, d, scale,
                                           scores.data() + static_cast<std::size_t>(j0) * queries,
-                                          maxima.data() + static_cast<std::size_t>(kb) * queries);
+                                          maxima.data() + static_cast<std::size_t>(kb) * queries, precision);
       }
       for (int kb = 0; kb < blocks; ++kb)
         for (int i = 0; i < queries; ++i) row_max[i] = std::max(row_max[i], maxima[static_cast<std::size_t>(kb) * queries + i]);
@@ -166,7 +166,7 @@ void attention(const model::ViTConfig& c, int batch, int queries, const float* q
         const int j0 = kb * block, n = std::min(block, tokens - j0);
         float* block_scores = scores.data() + static_cast<std::size_t>(j0) * queries;
         numerics::device_attention_values(block_scores, block_scores, row_max.data(), queries, n, vh + static_cast<std::size_t>(j0) * ldkv, ldkv, d,
-                                          partials.data() + static_cast<std::size_t>(kb) * queries * (d + 1));
+                                          partials.data() + static_cast<std::size_t>(kb) * queries * (d + 1), precision);
       }
       numerics::device_attention_combine(partials.data(), blocks, queries, d, out + b * out_image_stride + h * d, c.width);
     }
@@ -261,9 +261,11 @@ std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const 
 
   std::vector<float> attn(static_cast<std::size_t>(rows) * w);
   for (const auto& layer : dw.layers) {
-    const auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps, numerics_.encoder_norm_part[0]), rows);
+    auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps, numerics_.encoder_norm_part[0]), rows);
+    // FP8 attention products: the QKV epilogue's cast of Q, K and V to F143.
+    if (numerics_.attention_fp8) numerics::fp8_round(qkv.data(), qkv.size(), numerics::Fp8Format::F143, numerics_.attention_scale);
     attention(c, batch, t, qkv.data(), 3 * w, 3 * tw, t, qkv.data() + w, qkv.data() + 2 * w, 3 * w, 3 * tw,
-              attn.data(), tw, numerics_.attention_key_block);
+              attn.data(), tw, numerics_.attention_key_block, numerics::AttentionPrecision{numerics_.attention_fp8});
     residual_add(x, layer_scale(layer.ls1, run_linear(layer.out, attn, rows)));
     residual_add(x, layer_scale(layer.ls2, mlp(layer.fc1, layer.fc2, c.activation, run_layer_norm(layer.ln2, x, rows, w, eps, numerics_.encoder_norm_part[1]), rows)));
   }

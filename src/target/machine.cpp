@@ -12,6 +12,8 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "target/cost_keys.hpp"
+#include "target/machine_sections.hpp"
+#include "target/system.hpp"
 
 namespace tilevit::target {
 
@@ -23,247 +25,14 @@ extern const std::string_view c600_2026_09_13_machine;
 
 using detail::kCostNumbers;
 using detail::kGemms;
+using namespace detail;
 
 namespace {
 
-constexpr std::string_view kHeader = "tilevit-machine";
-constexpr int kVersion = 1;
-constexpr std::size_t kMaxMachineFileBytes = 1 << 20;
 // Real machines have a handful of regions and reserved ranges; the bound keeps the
 // pairwise overlap check cheap for any input.
 constexpr std::size_t kMaxRangeSections = 256;
 
-bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
-
-bool is_identifier(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.';
-  });
-}
-
-std::string hex(std::uint64_t v) {
-  std::ostringstream out;
-  out << "0x" << std::uppercase << std::hex << v;
-  return out.str();
-}
-
-// 1500000000 -> "1_500_000_000": canonical output stays readable.
-std::string grouped(std::uint64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += '_';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string number_text(double v) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);  // shortest round-trip form
-  return std::string(buffer, result.ptr);
-}
-
-struct Entry {
-  std::string key, value;
-  int line = 0;
-};
-
-struct Section {
-  std::string kind, label;  // "[region standard]" -> kind "region", label "standard"
-  int line = 0;
-  std::vector<Entry> entries;
-  std::string title() const { return "[" + kind + (label.empty() ? "" : " " + label) + "]"; }
-};
-
-// Pulls typed values out of one section. Missing keys are collected and reported by
-// finish() after unknown keys, because a misspelt key shows up as both and the misspelling
-// is the useful message.
-class SectionReader {
- public:
-  SectionReader(const Section& section, const std::string& source)
-      : section_(section), source_(source), used_(section.entries.size(), false) {}
-
-  [[noreturn]] void fail(int line, std::string_view key, const std::string& what) const {
-    throw Error(source_ + ":" + std::to_string(line) + ": " + section_.title() + " " + std::string(key) + ": " +
-                what);
-  }
-  int line_of(std::string_view key) const {
-    for (const auto& e : section_.entries)
-      if (e.key == key) return e.line;
-    return section_.line;
-  }
-
-  std::uint64_t integer(std::string_view key, std::uint64_t min, std::uint64_t max) {
-    const Entry* e = take(key);
-    if (!e) return min;
-    const std::string_view v = e->value;
-    int base = 10;
-    std::string digits;
-    std::string_view body = v;
-    if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) base = 16, body.remove_prefix(2);
-    bool ok = !body.empty() && body.front() != '_' && body.back() != '_';
-    for (char c : body) {
-      if (c == '_') continue;
-      const bool digit = (c >= '0' && c <= '9') ||
-                         (base == 16 && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
-      ok = ok && digit;
-      digits += c;
-    }
-    std::uint64_t value = 0;
-    if (ok) {
-      const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-      if (r.ec == std::errc::result_out_of_range) fail(e->line, key, "value " + e->value + " is out of range");
-      ok = r.ec == std::errc() && r.ptr == digits.data() + digits.size();
-    }
-    if (!ok) fail(e->line, key, "expected an integer, got \"" + e->value + "\"");
-    if (value < min || value > max)
-      fail(e->line, key,
-           "value " + e->value + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-    return value;
-  }
-  std::uint32_t u32(std::string_view key, std::uint64_t min = 0,
-                    std::uint64_t max = std::numeric_limits<std::uint32_t>::max()) {
-    return static_cast<std::uint32_t>(integer(key, min, max));
-  }
-
-  // A non-negative, finite decimal number ("127.9", "294", "1_000.5", "1e3").
-  double number(std::string_view key) {
-    const Entry* e = take(key);
-    if (!e) return 0;
-    std::string digits;
-    for (char c : e->value)
-      if (c != '_') digits += c;
-    double value = 0;
-    const bool starts_with_digit = !digits.empty() && digits[0] >= '0' && digits[0] <= '9';
-    const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (!starts_with_digit || r.ec != std::errc() || r.ptr != digits.data() + digits.size() || !std::isfinite(value))
-      fail(e->line, key, "expected a non-negative number, got \"" + e->value + "\"");
-    return value;
-  }
-
-  std::string text(std::string_view key) {
-    const Entry* e = take(key);
-    return e ? e->value : std::string();
-  }
-  // A key that may be absent (empty then).
-  std::string optional_text(std::string_view key) {
-    for (std::size_t i = 0; i < section_.entries.size(); ++i)
-      if (section_.entries[i].key == key) return used_[i] = true, section_.entries[i].value;
-    return {};
-  }
-
-  bool boolean(std::string_view key) {
-    const Entry* e = take(key);
-    if (!e) return false;
-    if (e->value == "yes") return true;
-    if (e->value == "no") return false;
-    fail(e->line, key, "expected yes or no, got \"" + e->value + "\"");
-  }
-
-  template <typename Enum>
-  Enum choice(std::string_view key, std::initializer_list<Enum> options) {
-    const Entry* e = take(key);
-    if (!e) return *options.begin();
-    std::string names;
-    for (Enum o : options) {
-      if (e->value == to_string(o)) return o;
-      names += (names.empty() ? "" : ", ") + std::string(to_string(o));
-    }
-    fail(e->line, key, "expected one of " + names + ", got \"" + e->value + "\"");
-  }
-
-  void finish() const {
-    for (std::size_t i = 0; i < section_.entries.size(); ++i)
-      if (!used_[i]) fail(section_.entries[i].line, section_.entries[i].key, "unknown key");
-    if (!missing_.empty()) fail(section_.line, missing_.front(), "missing required key");
-  }
-
- private:
-  const Entry* take(std::string_view key) {
-    for (std::size_t i = 0; i < section_.entries.size(); ++i)
-      if (section_.entries[i].key == key) {
-        used_[i] = true;
-        return &section_.entries[i];
-      }
-    missing_.emplace_back(key);
-    return nullptr;
-  }
-
-  const Section& section_;
-  const std::string& source_;
-  std::vector<bool> used_;
-  std::vector<std::string> missing_;
-};
-
-std::vector<Section> split_sections(std::string_view text, const std::string& source) {
-  auto fail = [&](int line, const std::string& what) -> void {
-    throw Error(source + ":" + std::to_string(line) + ": " + what);
-  };
-  if (text.size() > kMaxMachineFileBytes)
-    fail(1, "machine description of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
-                std::to_string(kMaxMachineFileBytes));
-  if (trim(text).empty()) fail(1, "empty file; expected first line \"tilevit-machine 1\"");
-  std::vector<Section> sections;
-  // Hashed, not compared pairwise: a file of many keys must not take quadratic time.
-  std::unordered_map<std::string, int> section_lines, key_lines;  // title or key -> line
-  int line_number = 0;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const auto newline = text.find('\n', pos);
-    std::string_view raw = text.substr(pos, newline == std::string_view::npos ? std::string_view::npos : newline - pos);
-    pos = newline == std::string_view::npos ? text.size() + 1 : newline + 1;
-    ++line_number;
-    if (line_number == 1) {
-      const auto header = trim(raw);
-      const auto space = header.find_first_of(" \t");
-      if (header.substr(0, space) != kHeader || space == std::string_view::npos)
-        fail(1, "expected first line \"tilevit-machine 1\", got \"" + std::string(header) + "\"");
-      const auto version = trim(header.substr(space));
-      if (version != std::to_string(kVersion))
-        fail(1, "unsupported format version \"" + std::string(version) + "\" (this build reads version 1)");
-      continue;
-    }
-    std::string_view line = raw;
-    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    line = trim(line);
-    if (line.empty()) continue;
-    if (line.front() == '[') {
-      if (line.back() != ']') fail(line_number, "section header \"" + std::string(line) + "\" lacks a closing ]");
-      const auto inner = trim(line.substr(1, line.size() - 2));
-      const auto space = inner.find_first_of(" \t");
-      Section s;
-      s.kind = std::string(inner.substr(0, space));
-      if (space != std::string_view::npos) s.label = std::string(trim(inner.substr(space)));
-      s.line = line_number;
-      if (!is_identifier(s.kind) || (space != std::string_view::npos && !is_identifier(s.label)))
-        fail(line_number, "bad section header \"" + std::string(line) + "\"");
-      if (const auto [it, fresh] = section_lines.emplace(s.title(), line_number); !fresh)
-        fail(line_number, "section " + s.title() + " repeats the one at line " + std::to_string(it->second));
-      key_lines.clear();
-      sections.push_back(std::move(s));
-      continue;
-    }
-    const auto eq = line.find('=');
-    if (eq == std::string_view::npos) fail(line_number, "expected \"key = value\", got \"" + std::string(line) + "\"");
-    Entry e{std::string(trim(line.substr(0, eq))), std::string(trim(line.substr(eq + 1))), line_number};
-    if (sections.empty()) fail(line_number, e.key + ": key outside any [section]");
-    Section& s = sections.back();
-    if (!is_identifier(e.key)) fail(line_number, s.title() + " bad key \"" + e.key + "\"");
-    if (e.value.empty()) fail(line_number, s.title() + " " + e.key + ": empty value");
-    if (const auto [it, fresh] = key_lines.emplace(e.key, line_number); !fresh)
-      fail(line_number, s.title() + " " + e.key + ": repeats the key at line " + std::to_string(it->second));
-    s.entries.push_back(std::move(e));
-  }
-  return sections;
-}
 
 // "2026-09-11": a calendar date, the kernel generation the [costs] were fitted to.
 bool is_generation(std::string_view s) {
@@ -331,17 +100,18 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
   const std::vector<Section> sections = split_sections(text, source);
   MachineDescription m;
   std::map<std::string, const Section*> singles;
-  std::vector<const Section*> region_sections, reserved_sections;
+  std::vector<const Section*> region_sections, reserved_sections, link_sections;
   for (const auto& s : sections) {
-    const bool labelled = s.kind == "region" || s.kind == "reserved";
+    const bool labelled = s.kind == "region" || s.kind == "reserved" || s.kind == "link";
     const bool known = labelled || s.kind == "machine" || s.kind == "tile" || s.kind == "memory" ||
-                       s.kind == "exchange" || s.kind == "matrix" || s.kind == "costs";
+                       s.kind == "exchange" || s.kind == "matrix" || s.kind == "costs" || s.kind == "system";
     auto fail = [&](const std::string& what) { throw Error(source + ":" + std::to_string(s.line) + ": " + what); };
     if (!known) fail("unknown section " + s.title());
     if (labelled && s.label.empty()) fail("section [" + s.kind + "] needs a name, e.g. [" + s.kind + " standard]");
     if (!labelled && !s.label.empty()) fail("section [" + s.kind + "] takes no name, got " + s.title());
     if (s.kind == "region") region_sections.push_back(&s);
     else if (s.kind == "reserved") reserved_sections.push_back(&s);
+    else if (s.kind == "link") link_sections.push_back(&s);
     else singles[s.kind] = &s;
   }
   const int last_line = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + (text.ends_with('\n') ? 0 : 1);
@@ -465,6 +235,8 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
     SectionReader r(*singles["costs"], source);
     m.costs = read_costs(r);
   }
+  const auto system = singles.find("system");
+  m.system = read_system(system == singles.end() ? nullptr : system->second, link_sections, source, last_line);
   return m;
 }
 
@@ -506,6 +278,7 @@ std::string to_text(const MachineDescription& m) {
         << g.prefix << "per_panel = " << number_text(gemm.per_panel) << "\n";
   }
   for (const auto& k : kCostNumbers) out << k.name << " = " << number_text(c.*k.member) << "\n";
+  out << system_text(m.system);
   return out.str();
 }
 
@@ -536,8 +309,14 @@ const MachineDescription* builtin_machine(std::string_view name) {
   if (name == "c600") return &c600();
   if (name == "c600-2026-09-13") return &c600_2026_09_13();
   if (name == "test16") return &test16();
+  if (name == "c600x2") return &c600x2();
+  if (name == "c600x4") return &c600x4();
+  if (name == "c600x8") return &c600x8();
+  if (name == "test16x2") return &test16x2();
   return nullptr;
 }
+
+std::string builtin_machine_names() { return "c600, c600-2026-09-13, test16, c600x2, c600x4, c600x8, test16x2"; }
 
 MachineDescription machine_from_option(const std::string& option) {
   if (option.empty()) return c600();

@@ -78,6 +78,25 @@ struct CostCoefficients {
   bool operator==(const CostCoefficients&) const = default;
 };
 
+// Chips joined by IPU-Links (docs/MACHINE_FORMAT.md, [system] and [link A-B]). A link
+// carries `bytes_per_second` each way; a payload of B bytes crossing it takes
+// latency_cycles + ceil(B x clock_hz / bytes_per_second) cycles of the chips' clock.
+enum class Topology { line };  // a line of cards, each joined to its neighbours by a cable
+
+struct ChipLink {
+  std::uint32_t from = 0, to = 0;  // chips, from < to
+  std::uint64_t bytes_per_second = 0;
+  std::uint32_t latency_cycles = 0;  // uncalibrated: no measured IPU-Link latency exists
+  bool operator==(const ChipLink&) const = default;
+};
+
+struct SystemDescription {
+  std::uint32_t chips = 1;  // identical chips, each the [machine] ... [costs] description
+  Topology topology = Topology::line;
+  std::vector<ChipLink> links;  // sorted by (from, to); every chip reachable from chip 0
+  bool operator==(const SystemDescription&) const = default;
+};
+
 struct MachineDescription {
   // [machine]
   std::string name;
@@ -113,6 +132,8 @@ struct MachineDescription {
   std::uint32_t flop_per_cycle_fp8 = 0;
   // [costs]
   CostCoefficients costs;
+  // [system], [link A-B]: absent for one chip (chips = 1, no links)
+  SystemDescription system;
 
   std::uint32_t sram_end() const { return sram_base + sram_size; }
   // Physical row of a tile (tiles are numbered row by row, `columns` to a row).
@@ -148,6 +169,15 @@ const MachineDescription* builtin_machine(std::string_view name);
 MachineDescription machine_from_option(const std::string& option);
 std::string_view c600_text();
 std::string_view test16_text();
+
+// The multi-chip systems of the C600 (a line of 2, 4 or 8 cards, system.cpp).
+const MachineDescription& c600x2();
+const MachineDescription& c600x4();
+const MachineDescription& c600x8();
+// The one-chip test machine twice, joined by the C600's link (multi-chip tests).
+const MachineDescription& test16x2();
+// The names builtin_machine() knows, comma-separated (for help texts).
+std::string builtin_machine_names();
 
 // Description plus derived figures (total SRAM, peak FLOP/s per precision, free bytes).
 nlohmann::json to_json(const MachineDescription& machine);

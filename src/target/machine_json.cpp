@@ -3,6 +3,7 @@
 
 #include "target/cost_keys.hpp"
 #include "target/machine.hpp"
+#include "target/system.hpp"
 
 namespace tilevit::target {
 
@@ -58,7 +59,7 @@ nlohmann::json to_json(const MachineDescription& m) {
     costs[p + "per_panel"] = gemm.per_panel;
   }
   for (const auto& k : kCostNumbers) costs[std::string(k.name)] = c.*k.member;
-  return {
+  json out = {
       {"name", m.name},
       {"tiles", m.tiles},
       {"rows", m.rows},
@@ -92,6 +93,8 @@ nlohmann::json to_json(const MachineDescription& m) {
                    {"peak_flops_fp16", peak_flops(m, m.flop_per_cycle_fp16)},
                    {"peak_flops_fp8", peak_flops(m, m.flop_per_cycle_fp8)}}},
   };
+  if (m.system.chips > 1) out["system"] = system_json(m.system);  // one-chip JSON keeps its form
+  return out;
 }
 
 }  // namespace tilevit::target

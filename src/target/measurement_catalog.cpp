@@ -46,6 +46,11 @@ struct Classified {
   std::string why;  // held out: why; not modelled: the reason
 };
 
+// tilevit's FP8 attention writes FP16 probabilities and casts them (attention_values_fp8).
+constexpr std::string_view kFp8OutSoftmax =
+    "softmax writing FP8 directly (fused): tilevit's FP8 attention runs the softmax, then the cast "
+    "kernel (compared in docs/COST_MODEL.md)";
+
 Classified not_modelled(std::string reason) { return {std::nullopt, false, {}, MeasurementUse::not_modelled, std::move(reason)}; }
 
 Classified modelled(Formula f, std::vector<std::uint64_t> dims, const KernelMeasurement& m) {
@@ -57,7 +62,7 @@ Classified modelled(Formula f, std::vector<std::uint64_t> dims, const KernelMeas
 }
 
 Classified classify_softmax(const KernelMeasurement& m) {
-  if (has(m.kernel, "f8out")) return not_modelled("softmax writing FP8 for an FP8 P.V: a fusion tilevit does not have");
+  if (has(m.kernel, "f8out")) return not_modelled(std::string(kFp8OutSoftmax));
   if (!m.rows || !m.keys) return not_modelled("no shape given");
   const bool split = has(m.mode, "split") || has(m.mode, "segmented"), whole = has(m.mode, "whole");
   Classified c = modelled(whole && !split ? Formula::softmax_whole : Formula::softmax_split, {*m.rows, *m.keys}, m);
@@ -122,7 +127,7 @@ std::string reason_not_modelled(const std::string& k) {
     std::string_view prefix, reason;
   };
   static constexpr Rule kRules[] = {
-      {"attention_softmax_f8out", "softmax writing FP8 for an FP8 P.V: a fusion tilevit does not have"},
+      {"attention_softmax_f8out", kFp8OutSoftmax},
       {"layer_norm_f8out", "FP8-output variant: tilevit writes FP16 and casts separately"},
       {"bias_gelu_f8", "fused bias + GELU + FP8 output: tilevit runs bias_add, then gelu_f8out"},
       {"bias_gelu", "fused bias add + GELU: tilevit runs bias_add, then gelu"},

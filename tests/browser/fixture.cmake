@@ -35,3 +35,7 @@ tilevit_step(memory-map "${OUT}/small.tvpkg" --out "${OUT}")
 tilevit_step(compile --preset small --layers 2 --machine "${machine}" --profile --package "${OUT}/small_profiled.tvpkg")
 tilevit_step(run --package "${OUT}/small_profiled.tvpkg" --out "${OUT}/run")
 file(COPY_FILE "${OUT}/run/model.html" "${OUT}/model.html")
+# pareto.html (the sweep's chart): the 32-point small sweep of the test fixtures.
+tilevit_step(sweep "${SOURCE_DIR}/tests/fixtures/sweeps/small-test16.json" --out "${OUT}/sweep" --json)
+file(COPY_FILE "${OUT}/sweep/pareto.html" "${OUT}/pareto.html")
+file(COPY_FILE "${OUT}/sweep/sweep.json" "${OUT}/pareto.json")

@@ -89,6 +89,28 @@ TEST_F(SearchCli, BadStepsAndPlansAreOneLineErrors) {
   EXPECT_NE(last_line(package.err).find("with --package"), std::string::npos) << package.err;
 }
 
+// FP8 attention pinned in a plan file: compiled, exported again by --write-plan, rebuilt
+// to the same package; pinned for the MAP head's pooling: a one-line usage error.
+TEST_F(SearchCli, AnFP8AttentionPlanRoundTripsAndTheMapPoolingIsRefused) {
+  ASSERT_EQ(run_tilevit(compile("--write-plan " + path("plan.json"))).exit_code, 0);
+  auto plan = nlohmann::json::parse(test_support::read_all(path("plan.json")));
+  plan["fp8_attention"] = {"layer.attention"};
+  std::ofstream(path("fp8.json")) << plan.dump(1);
+  const auto first = run_tilevit(compile("--plan " + path("fp8.json") + " --write-plan " + path("again.json")));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(nlohmann::json::parse(test_support::read_all(path("again.json"))).at("fp8_attention"), plan["fp8_attention"]);
+  const auto second = run_tilevit(compile("--plan " + path("again.json")));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(json_of(second).at("package_sha256"), json_of(first).at("package_sha256"));
+  EXPECT_NE(json_of(first).at("package_sha256"), json_of(run_tilevit(compile("--plan " + path("plan.json")))).at("package_sha256"));
+
+  plan["fp8_attention"] = {"head.attention"};
+  std::ofstream(path("map.json")) << plan.dump(1);
+  const auto map = run_tilevit(compile("--plan " + path("map.json")));
+  EXPECT_EQ(map.exit_code, 2);
+  EXPECT_NE(last_line(map.err).find("fp8_attention for head.attention"), std::string::npos) << map.err;
+}
+
 TEST_F(SearchCli, ASearchThatFindsNothingBetterSaysSoAndKeepsTheBaseline) {
   // Cut before the first candidate: the baseline is the answer, and the report says why.
   const auto cut = run_tilevit(compile("--optimization-steps 8 --search-seconds 0.000001"));

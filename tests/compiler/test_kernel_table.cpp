@@ -62,6 +62,24 @@ TEST(KernelTable, CostFlopsAndBytesFollowTheDims) {
   EXPECT_EQ(v.info().cycles(m, v), target::softmax_cycles(m, 8, 80) + target::gemm_cycles(m, target::Precision::fp16, 8, 80, 72));
 }
 
+// FP8 attention products: F143 operands (half the FP16 bytes), the calibrated FP8 GEMM's
+// cycles for both products, and the cast of p by the calibrated cast kernel.
+TEST(KernelTable, FP8AttentionKindsCostTheFP8GemmAndTheCast) {
+  const auto m = target::c600();
+  const auto s = compiler::make_dims(KernelKind::attention_scores_fp8, {{Dim::queries, 81}, {Dim::keys, 80}, {Dim::head_dim, 72}});
+  const compiler::KernelShape scores(KernelKind::attention_scores_fp8, s);
+  EXPECT_EQ(scores.info().operand_bytes(0, scores), 81u * 72);
+  EXPECT_EQ(scores.info().cycles(m, scores), target::gemm_cycles(m, target::Precision::fp8, 81, 72, 80));
+  EXPECT_EQ(scores.info().uncalibrated_cycles(m, scores), 0u);
+  const auto d = compiler::make_dims(KernelKind::attention_values_fp8,
+                                     {{Dim::queries, 8}, {Dim::keys, 729}, {Dim::head_dim, 72}, {Dim::key_blocks, 1}});
+  const compiler::KernelShape v(KernelKind::attention_values_fp8, d);
+  EXPECT_EQ(v.info().operand_bytes(2, v), 729u * 72);
+  EXPECT_EQ(v.info().cycles(m, v), target::softmax_cycles(m, 8, 729) + target::cast_fp16_fp8_cycles(m, 8 * 729) +
+                                        target::gemm_cycles(m, target::Precision::fp8, 8, 729, 72));
+  EXPECT_EQ(v.info().uncalibrated_cycles(m, v), 0u);
+}
+
 // Every call the compiler emits matches its kind's signature, operand by operand.
 // (SigLIP's small model, then the tiny DINOv2 and CLIP for the other families' kinds.)
 TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
@@ -77,6 +95,9 @@ TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
       }
   };
   check(test_support::compile_small());
+  compiler::CompileOptions fp8;  // FP8 attention products (a plan choice)
+  fp8.pins.fp8_attention = {"layer.attention"};
+  check(test_support::compile_small(2, fp8));
   compiler::CompileOptions fused;  // the split LayerNorm's and the FP8-output GELU's kinds
   fused.pins.split_norms = {"layer.ln1", "layer.ln2"};
   fused.pins.fp8_output_gelus = {"layer.mlp.gelu"};

@@ -111,6 +111,29 @@ TEST(PlanFile, TileOffsetsRoundTripAndStayOnTheMachine) {
             std::string::npos);
 }
 
+TEST(PlanFile, FP8AttentionRoundTripsAndRebuildsTheSameProgram) {
+  auto plan = small_plan();
+  plan.exchange_stream_words = 1024;
+  plan.pins.fp8_attention = {"layer.attention"};
+  const auto text = compiler::plan_file_text(plan);
+  const auto back = compiler::parse_plan_file(text, "p.json", 64);
+  EXPECT_EQ(back.pins.fp8_attention, plan.pins.fp8_attention);
+  EXPECT_EQ(compiler::plan_file_text(back), text);
+  compiler::CompileOptions pinned;
+  pinned.pins = back.pins;
+  const auto compiled = test_support::compile_small(2, pinned);
+  EXPECT_EQ(compiled.plan.fp8_attention, plan.pins.fp8_attention);  // what --write-plan exports
+  EXPECT_TRUE(compiled.executable.numerics.attention_fp8);
+  const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
+                         R"("exchange_stream_words": 1024, "attention": {}, "gemm": {}, )";
+  EXPECT_NE(error_of(v2 + R"("fp8_attention": "layer.attention"})").find("fp8_attention: expected an array of op names"),
+            std::string::npos);
+  EXPECT_NE(error_of(v2 + R"("fp8_attention": ["a", "a"]})").find("fp8_attention: op a named twice"), std::string::npos);
+  // Without the field, FP16 attention: the heuristic plan's.
+  EXPECT_TRUE(small_plan().pins.fp8_attention.empty());
+  EXPECT_EQ(compiler::plan_file_text(small_plan()).find("fp8_attention"), std::string::npos);
+}
+
 TEST(PlanFile, APlanForAnotherModelOrMachineIsRejected) {
   const auto plan = small_plan();
   const auto path = std::filesystem::temp_directory_path() / ("tilevit_plan_" + std::to_string(::getpid()) + ".json");

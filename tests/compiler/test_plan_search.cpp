@@ -217,6 +217,68 @@ TEST(PlanSearch, SplitNormAndFp8OutputAreProposedAndTheCheaperAccepted) {
   EXPECT_EQ(compiler::apply_move(plan, on).pins.fp8_output_gelus, fused.pins.fp8_output_gelus);
 }
 
+// FP8 attention products: proposed for the encoder's attention only, toggled both ways,
+// and the search keeps the change exactly when the compiled plan is faster.
+TEST(PlanSearch, FP8AttentionIsProposedBothWaysAndKeptWhenFaster) {
+  const auto graph = small_graph();
+  const compiler::Proposals proposals(graph, target::test16(), {});
+  const auto base = test_support::compile_small();
+  compiler::SearchPlan plan{base.plan, 1024};
+  std::vector<compiler::Move> fp8_moves;
+  for (const auto& m : proposals.moves_from(plan))
+    if (m.lever == compiler::Lever::fp8_attention) fp8_moves.push_back(m);
+  ASSERT_EQ(fp8_moves.size(), 1u);  // not the MAP head's pooling
+  EXPECT_EQ(fp8_moves[0].op, "layer.attention");
+  EXPECT_TRUE(fp8_moves[0].fp8);
+  EXPECT_LT(fp8_moves[0].estimated_gap, 0.0);  // tried before estimated moves
+  const auto with = compiler::apply_move(plan, fp8_moves[0]);
+  EXPECT_EQ(compiler::lever_value(with, fp8_moves[0]), "fp8");
+  for (const auto& m : proposals.moves_from(with))
+    if (m.lever == compiler::Lever::fp8_attention) {
+      EXPECT_FALSE(m.fp8) << m.identity();
+    }
+
+  compiler::CompileOptions o;
+  o.pins = with.pins;
+  EXPECT_TRUE(test_support::verify_on_test16(test_support::compile_small(2, o)).ok());
+  // Kept exactly when the compiled plan is faster: on the small model (4 tokens) the cast
+  // of p costs more than the products and the halved exchange save; with 64 tokens it
+  // pays (the search needs more candidates there to reach the move).
+  for (int image : {28, 112}) {
+    model::ViTConfig c = model::ViTConfig::small();
+    c.image_size = c.resize_size = image;
+    const auto g = compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4));
+    const auto heuristic = compiler::compile_model(g, target::test16(), {});
+    compiler::CompileOptions pinned;
+    pinned.pins = heuristic.plan;
+    pinned.pins.fp8_attention = {"layer.attention"};
+    const auto fp8 = compiler::compile_model(g, target::test16(), pinned);
+    PlanSearchOptions so;
+    so.steps = image == 28 ? 12 : 32;
+    so.threads = 2;
+    const auto r = compiler::search_plan(g, target::test16(), {}, so);
+    // The change as measured against the plan it was made on.
+    const compiler::Candidate* tried = nullptr;
+    for (const auto& cand : r.report.candidates)
+      if (cand.moves.size() == 1 && cand.moves[0].lever == compiler::Lever::fp8_attention) tried = &cand;
+    ASSERT_NE(tried, nullptr) << image;
+    const bool faster = tried->cycles < r.report.candidates[tried->parent].cycles;
+    EXPECT_EQ(faster, fp8.stats.estimated_cycles < heuristic.stats.estimated_cycles) << image;
+    EXPECT_EQ(r.plan.pins.fp8_attention.contains("layer.attention"), faster) << image;
+    EXPECT_EQ(r.compiled.plan.fp8_attention, r.plan.pins.fp8_attention);
+  }
+  o.pins.fp8_attention = {"head.attention"};  // the MAP head's pooling has no FP8 products
+  EXPECT_THROW(test_support::compile_small(2, o), Error);
+  o.pins.fp8_attention = {"layer.qkv"};  // not an attention op
+  try {
+    test_support::compile_small(2, o);
+    ADD_FAILURE() << "a pin naming no attention op was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(std::string(e.what()).find("layer.qkv"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlanBound, BelowEveryPlanAndGrowingWithTheLayers) {
   const auto r = search(12);
   const auto& b = r.report.bound;

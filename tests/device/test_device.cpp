@@ -103,6 +103,30 @@ TEST(Device, SplitLayerNormAndFp8GeluBitExactWithDeviceNumerics) {
   EXPECT_EQ(plain.run(u.images), got);
 }
 
+// FP8 attention products pinned (with key blocks, so the panel-rounded partials are
+// combined): the device's FP8 kernels and the reference agree bit for bit, and the package
+// records the choice for the reference.
+TEST(Device, FP8AttentionOnTheSmallModelBitExactWithDeviceNumerics) {
+  compiler::CompileOptions o = test_support::pinned_splits();
+  o.pins.fp8_attention = {"layer.attention"};
+  Built b = build(model::ViTConfig::small(), target::test16(), 11, o);
+  ASSERT_TRUE(b.contents.numerics.attention_fp8);
+  EXPECT_EQ(b.contents.numerics.attention_scale, -4);
+  std::set<compiler::KernelKind> kinds;
+  for (const auto& s : b.contents.program.steps)
+    for (const auto& call : s.compute) kinds.insert(call.kind);
+  EXPECT_TRUE(kinds.count(compiler::KernelKind::attention_scores_fp8));
+  EXPECT_TRUE(kinds.count(compiler::KernelKind::attention_values_fp8));
+  device::Device dev(b.contents);
+  dev.upload_weights(b.weights);
+  const auto got = dev.run(b.images);
+  EXPECT_EQ(got, reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images));
+  // The FP8 products change the result (else the test could not tell them apart).
+  model::NumericsConfig fp16 = b.contents.numerics;
+  fp16.attention_fp8 = false;
+  EXPECT_NE(got, reference::DeviceNumericsModel(b.weights, fp16).forward(b.images));
+}
+
 TEST(Device, KernelOperandOutsideItsTileIsCaught) {
   Built b = build(model::ViTConfig::small(), target::test16());
   // Move the first GEMM's output allocation to the end of SRAM so the kernel runs off it.

@@ -1,6 +1,6 @@
 // The other families compiled for the test machine and run on the device model: every
 // tiny preset (class token, registers, pre-encoder LayerNorm, LN eps, erf GELU,
-// quick_gelu, LayerScale, head dims 64 and 80, CLIP's projection) and every output
+// quick_gelu, LayerScale, head dims 64, 80 and 96 (SigLIP2 g-opt's), CLIP's projection) and every output
 // (class token, per-token, an earlier layer's hidden state) bit for bit with the
 // device-numerics reference, and close to the FP32 reference.
 #include <gtest/gtest.h>
@@ -69,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(TinyPresets, Families,
                                            Case{"dinov2-reg-tiny", Pooling::class_token, 2},
                                            Case{"dinov2-reg-tiny", Pooling::hidden_state, 2},
                                            Case{"vit-tiny", Pooling::class_token, 2},
-                                           Case{"vit-tiny", Pooling::tokens, 1}),
+                                           Case{"vit-tiny", Pooling::tokens, 1},
+                                           Case{"siglip2-tiny", Pooling::map_head, 2}),
                          [](const auto& info) {
                            std::string name = std::string(info.param.preset) + "_" + model::pooling_name(info.param.pooling) +
                                               "_" + std::to_string(info.param.layers);

@@ -11,6 +11,7 @@
 
 #include "kernel_path_test.hpp"
 #include "numerics/device_kernels.hpp"
+#include "numerics/fp8.hpp"
 
 using namespace tilevit::numerics;
 using namespace tilevit::numerics::testing;
@@ -158,14 +159,20 @@ struct AttentionInputs {
       : queries(queries_), keys(keys_), d(d_), ld(ld_), q(random_fp16_with_specials(static_cast<std::size_t>(queries) * ld, rng)),
         k(random_fp16(static_cast<std::size_t>(keys) * ld, rng)), v(random_fp16_with_specials(static_cast<std::size_t>(keys) * ld, rng)) {}
 
+  // Q, K and V as F143 values (FP8 attention products' operands).
+  void round_to_f143(int scale) {
+    for (auto* x : {&q, &k, &v}) fp8_round(x->data(), x->size(), Fp8Format::F143, scale);
+  }
+
   // Scores and row maxima, then probabilities and partials (the probabilities over the
   // scores if in_place), all in one vector.
-  std::vector<float> run(bool in_place) const {
+  std::vector<float> run(bool in_place, AttentionPrecision precision = {}) const {
     std::vector<float> s(static_cast<std::size_t>(queries) * keys), m(queries), p(s.size()), part(queries * (d + 1));
-    device_attention_scores(q.data(), ld, k.data(), ld, queries, keys, d, 0.1178511f, s.data(), m.data());
+    device_attention_scores(q.data(), ld, k.data(), ld, queries, keys, d, 0.1178511f, s.data(), m.data(), precision);
     std::vector<float> all = s;
     all.insert(all.end(), m.begin(), m.end());
-    device_attention_values(s.data(), in_place ? s.data() : p.data(), m.data(), queries, keys, v.data(), ld, d, part.data());
+    device_attention_values(s.data(), in_place ? s.data() : p.data(), m.data(), queries, keys, v.data(), ld, d, part.data(),
+                            precision);
     all.insert(all.end(), in_place ? s.begin() : p.begin(), in_place ? s.end() : p.end());
     all.insert(all.end(), part.begin(), part.end());
     return all;
@@ -181,6 +188,22 @@ TEST_P(DeviceKernelPaths, AttentionScoresAndValuesEqualDefinition) {
         const AttentionInputs in(queries, keys, d, ld, rng);
         for (bool in_place : {false, true})
           EXPECT_SAME_BITS(in.run(in_place), by_definition([&] { return in.run(in_place); }))
+              << queries << " x " << keys << " d " << d << " ld " << ld << " in place " << in_place;
+      }
+}
+
+// FP8 products: F143 operands, panel-rounded sums over 72 head dims and over more than
+// one K32 panel of keys, p cast to F143.
+TEST_P(DeviceKernelPaths, FP8AttentionScoresAndValuesEqualDefinition) {
+  std::mt19937 rng(8);
+  for (int queries : {1, 8, 9, 17, 33})
+    for (int keys : {1, 31, 32, 33, 70})
+      for (auto [d, ld] : {std::pair{72, 72}, std::pair{72, 80}, std::pair{16, 16}}) {
+        AttentionInputs in(queries, keys, d, ld, rng);
+        in.round_to_f143(-4);
+        for (bool in_place : {false, true})
+          EXPECT_SAME_BITS(in.run(in_place, AttentionPrecision{true}),
+                           by_definition([&] { return in.run(in_place, AttentionPrecision{true}); }))
               << queries << " x " << keys << " d " << d << " ld " << ld << " in place " << in_place;
       }
 }

@@ -14,6 +14,7 @@
 #include "kernel_path_test.hpp"
 #include "numerics/device_kernels.hpp"
 #include "numerics/device_math.hpp"
+#include "numerics/fp8.hpp"
 
 using namespace tilevit::numerics;
 using namespace tilevit::numerics::testing;
@@ -301,6 +302,40 @@ TEST_F(Definitions, AttentionScoresAndValuesAsDocumented) {
       }
     }
   }
+}
+
+// FP8 products as written out: the FP16 accumulator rounded after every 32 products (QK^T
+// over the head dims, P.V over the keys), p = F143(fp16(e)) at scale -7.
+TEST_F(Definitions, FP8AttentionAsDocumented) {
+  std::mt19937 rng(4);
+  const int queries = 9, keys = 70, d = 72;
+  auto q = random_fp16(queries * d, rng), k = random_fp16(keys * d, rng), v = random_fp16(keys * d, rng);
+  for (auto* x : {&q, &k, &v}) fp8_round(x->data(), x->size(), Fp8Format::F143, -4);
+  std::vector<float> s(queries * keys), m(queries), p(s.size()), part(queries * (d + 1));
+  const float scale = 0.1178511f;
+  device_attention_scores(q.data(), d, k.data(), d, queries, keys, d, scale, s.data(), m.data(), AttentionPrecision{true});
+  device_attention_values(s.data(), p.data(), m.data(), queries, keys, v.data(), d, d, part.data(), AttentionPrecision{true});
+  const auto panel_sum = [](int n, auto term) {
+    float t = 0.0f;
+    for (int x = 0; x < n; ++x) {
+      t = std::fma(term(x).first, term(x).second, t);
+      if ((x + 1) % 32 == 0 || x + 1 == n) t = round_fp16(t);
+    }
+    return t;
+  };
+  for (int i = 0; i < queries; ++i)
+    for (int j = 0; j < keys; ++j)
+      ASSERT_EQ(s[j * queries + i], panel_sum(d, [&](int e) { return std::pair{q[i * d + e], k[j * d + e]}; }) * scale);
+  for (int i = 0; i < queries; ++i) {
+    for (int j = 0; j < keys; ++j) {
+      const float e = device_exp(s[j * queries + i] - m[i]);
+      ASSERT_EQ(p[j * queries + i], fp8_decode(fp8_encode(round_fp16(e), Fp8Format::F143, -7), Fp8Format::F143, -7));
+    }
+    for (int e = 0; e < d; ++e)
+      ASSERT_EQ(part[i * (d + 1) + e], panel_sum(keys, [&](int j) { return std::pair{p[j * queries + i], v[j * d + e]}; }))
+          << i << " " << e;
+  }
+  EXPECT_EQ(kAttentionProbabilityScale, -7);
 }
 
 // The key blocks' partials combined as written out: o = 0, o = o + o_b and l = 0,

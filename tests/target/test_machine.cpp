@@ -13,6 +13,7 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "target/machine.hpp"
+#include "machine_errors.hpp"
 
 namespace tilevit::target {
 namespace {
@@ -31,19 +32,6 @@ int c600_line_of(const std::string& needle) {
   const auto pos = text.find(needle);
   EXPECT_NE(pos, std::string::npos) << needle;
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(pos), '\n'));
-}
-
-// Parses `text` as "bad.machine" and returns the error message ("" if it parsed).
-std::string parse_error(const std::string& text) {
-  try {
-    parse_machine(text, "bad.machine");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitBadInput);
-    const std::string message = e.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
-    return message;
-  }
-  return "";
 }
 
 std::string at(int line) { return "bad.machine:" + std::to_string(line) + ":"; }

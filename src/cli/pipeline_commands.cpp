@@ -1,0 +1,244 @@
+#include "cli/pipeline_commands.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_outputs.hpp"
+#include "distributed/mpi_pipeline.hpp"
+#include "formats/npy.hpp"
+#include "package/verified_package.hpp"
+#include "reference/compare.hpp"
+#include "reference/forward.hpp"
+#include "support/atomic_file.hpp"
+#include "support/error.hpp"
+#include "system/pipeline_device.hpp"
+#include "system/pipeline_package.hpp"
+
+namespace tilevit::cli {
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void print_pipeline(std::ostream& out, const nlohmann::json& j) {
+  out << j["model"].get<std::string>() << " on " << j["pipeline"]["chips"] << " x " << j["machine"].get<std::string>()
+      << " (" << j["pipeline"]["plan"].get<std::string>() << ")\n";
+  for (const auto& s : j["pipeline"]["stages"])
+    out << "stage on chip " << s["chip"] << ": layers " << s["first_layer"] << "-"
+        << s["first_layer"].get<int>() + s["layers"].get<int>() - 1 << (s["embeds"].get<bool>() ? " + embedding" : "")
+        << (s["pools"].get<bool>() ? " + head" : "") << ", " << s["estimated_cycles"] << " cycles, SRAM peak "
+        << s["peak_tile_bytes"] << " B per tile\n";
+  for (const auto& l : j["pipeline"]["links"])
+    out << "link chip " << l["from_chip"] << " -> " << l["to_chip"] << ": " << l["bytes"] << " B, " << l["cycles"]
+        << " cycles (latency " << l["latency_cycles"] << ", uncalibrated)\n";
+  const auto& p = j["pipeline"];
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "latency of one batch: %llu cycles = %.3f ms (links %.2f%%); throughput %.1f images/s (batch %d, "
+                "one batch every %llu cycles)\n",
+                (unsigned long long)p["latency_cycles"].get<std::uint64_t>(), p["latency_ms"].get<double>(),
+                100 * p["link_share"].get<double>(), p["throughput_images_per_second"].get<double>(), j["batch"].get<int>(),
+                (unsigned long long)p["interval_cycles"].get<std::uint64_t>());
+  out << line;
+}
+
+nlohmann::json describe(const system::CompiledPipeline& p, const std::string& sha) {
+  const model::ViTConfig& c = p.stages.front().executable.config;
+  return {{"model", c.name},         {"parameters", c.parameter_count()}, {"layers", c.layers},
+          {"batch", c.batch},        {"machine", p.machine.name},         {"package_sha256", sha},
+          {"pipeline", system::pipeline_json(p)}};
+}
+
+// The pipeline a run executes: the package given, or compiled by rank 0 into the output
+// directory and read back from there by every rank (all run the same bytes).
+struct RunPackage {
+  system::CompiledPipeline pipeline;
+  std::string sha, path;
+};
+
+}  // namespace
+
+bool is_pipeline_machine(const std::string& machine_option) {
+  return target::machine_from_option(machine_option).system.chips > 1;
+}
+
+bool is_pipeline_package(const std::string& package_file) {
+  if (package_file.empty()) return false;
+  try {
+    return system::is_pipeline(package::Container::open(package_file));
+  } catch (const Error&) {
+    return false;  // not a package at all: the one-chip path reports it, after its flag checks
+  }
+}
+
+int compile_pipeline_command(const PipelineCompileRequest& r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const target::MachineDescription machine = target::machine_from_option(r.machine_option);
+  const model::ViTConfig config = r.model.config();
+  progress("compiling " + config.name + " (" + layers_text(config.layers) + ") as a pipeline over " +
+           std::to_string(machine.system.chips) + " x " + machine.name);
+  const system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+  const auto bytes = system::encode_pipeline(p).bytes();
+  if (!r.package_file.empty()) write_bytes_atomically(r.package_file, bytes);
+  nlohmann::json j = describe(p, package::sha256_hex(bytes));
+  j["package_bytes"] = bytes.size();
+  if (!r.package_file.empty()) j["package"] = r.package_file;
+  j["compile_seconds"] = since(t0);
+  std::ostream& out = r.package_file == "-" ? std::cerr : std::cout;
+  if (r.json)
+    out << j.dump(1) << "\n";
+  else
+    print_pipeline(out, j);
+  return kExitOk;
+}
+
+namespace {
+
+RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* out, const distributed::MpiSession* mpi) {
+  std::string path = r.package_file;
+  if (path.empty()) {
+    path = out ? out->path("model.tvpkg") : r.out_dir + "/model.tvpkg";
+    if (out) {  // rank 0, or the only process
+      const auto machine = target::machine_from_option(r.machine_option);
+      const model::ViTConfig config = r.model.config();
+      progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
+               ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
+      write_bytes_atomically(path, system::encode_pipeline(system::compile_pipeline(config, r.model.numerics(), machine,
+                                                                                    r.options)).bytes());
+    }
+    if (mpi) mpi->barrier();  // the package is written before any other rank reads it
+  }
+  auto loaded = system::load_pipeline(path);
+  return {std::move(loaded.pipeline), loaded.sha256, path};
+}
+
+// Rank 0's checks and outputs of the calls.
+struct CallsReport {
+  nlohmann::json calls = nlohmann::json::array();
+  std::vector<double> cosines;
+  std::vector<float> last;
+  bool passed = true, identical = true;
+};
+
+void check_call(CallsReport& report, const std::vector<float>& output, const std::vector<float>& fp32,
+                const model::ViTConfig& config, const PipelineRunRequest& r, nlohmann::json call) {
+  if (!report.last.empty()) report.identical &= output == report.last;
+  report.last = output;
+  bool finite = true;
+  for (float v : output) finite &= std::isfinite(v);
+  report.passed &= finite;
+  call["finite"] = finite;
+  if (r.reference_fp32) {
+    const auto cmp = reference::compare_embeddings(output, fp32, config.output_values_per_image());
+    call["cosines"] = cmp.cosines;
+    for (double c : cmp.cosines) report.cosines.push_back(c), report.passed &= c > r.threshold;
+  }
+  report.calls.push_back(call);
+}
+
+std::uint32_t chips_of_run(const PipelineRunRequest& r) {
+  return r.package_file.empty() ? target::machine_from_option(r.machine_option).system.chips
+                                : system::load_pipeline(r.package_file).pipeline.machine.system.chips;
+}
+
+int run_on_ranks(const PipelineRunRequest& r, const distributed::MpiSession* mpi, std::uint32_t chips) {
+  const int rank = mpi ? mpi->rank() : 0, ranks = mpi ? mpi->ranks() : 1;
+  const auto [first_chip, end_chip] = distributed::chips_of_rank(rank, ranks, chips);
+  std::unique_ptr<OutputDirectory> out;
+  if (rank == 0) out = std::make_unique<OutputDirectory>(r.out_dir);
+  const RunPackage package = pipeline_for_run(r, out.get(), mpi);
+  const system::CompiledPipeline& p = package.pipeline;
+  const model::ViTConfig& config = p.stages.front().executable.config;
+  const auto images = r.model.load_images(config);
+  const model::ViTWeights weights = r.model.load_weights(config);
+  std::vector<float> fp32, numerics_ref;
+  if (rank == 0 && r.reference_fp32) progress("FP32 reference"), fp32 = reference::forward_fp32(weights, images);
+  if (rank == 0 && r.check_numerics)
+    numerics_ref = reference::DeviceNumericsModel(weights, system::pipeline_numerics(p)).forward(images);
+
+  progress("rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": chips " + std::to_string(first_chip) + " to " +
+           std::to_string(end_chip - 1) + ", uploading weights");
+  system::PipelineDevice dev(p, first_chip, end_chip);
+  dev.upload_weights(weights);
+  distributed::MpiBoundary boundary(ranks, chips);
+  const int last_rank = distributed::rank_of_chip(chips - 1, ranks, chips);
+  const std::size_t output_values = config.output_values_per_image() * config.batch;
+  CallsReport report;
+  for (int i = 0; i < r.inferences; ++i) {
+    progress("pipeline: call " + std::to_string(i + 1) + " of " + std::to_string(r.inferences));
+    const auto result = dev.run(images, mpi ? &boundary : nullptr);
+    const std::uint64_t cycles = mpi ? mpi->max_clock(result.clock) : result.clock;
+    const std::vector<float> output = mpi ? mpi->output_to_rank0(result.output, last_rank, output_values) : result.output;
+    if (rank == 0)
+      check_call(report, output, fp32, config, r,
+                 {{"call", i}, {"device_cycles", cycles}, {"device_ms", double(cycles) / double(p.machine.clock_hz) * 1e3},
+                  {"host_seconds_rank0", result.host_seconds}});
+  }
+  if (rank != 0) return kExitOk;
+
+  nlohmann::json j = describe(p, package.sha);
+  j["package"] = package.path;
+  j["ranks"] = ranks;
+  j["weights"] = r.model.weights.empty() ? "random test model, seed " + std::to_string(r.model.seed) : r.model.weights;
+  j["calls"] = report.calls;
+  j["device_cycles"] = report.calls[0]["device_cycles"];
+  j["cycles_match_model"] = report.calls[0]["device_cycles"] == j["pipeline"]["latency_cycles"];
+  j["identical_across_calls"] = report.identical;
+  j["cosines"] = report.cosines;
+  j["min_cosine"] = report.cosines.empty() ? nlohmann::json(nullptr)
+                                           : nlohmann::json(*std::min_element(report.cosines.begin(), report.cosines.end()));
+  bool passed = report.passed && report.identical && j["cycles_match_model"].get<bool>();
+  if (r.check_numerics) {
+    j["bit_exact_vs_device_numerics"] = report.last == numerics_ref;
+    passed &= report.last == numerics_ref;
+  }
+  j["passed"] = passed;
+  j["outputs"] = nlohmann::json::object();
+  if (r.package_file.empty()) OutputDirectory::record(j["outputs"], "model.tvpkg", package.path);
+  formats::write_npy(out->path("embeddings.npy"), config.output_shape(), report.last);
+  OutputDirectory::record(j["outputs"], "embeddings.npy", out->path("embeddings.npy"));
+  if (!r.save_embeddings.empty()) formats::write_npy(r.save_embeddings, config.output_shape(), report.last);
+  write_text_atomically(out->path("run.json"), j.dump(1) + "\n");
+  if (r.json) {
+    std::cout << j.dump(1) << "\n";
+  } else {
+    print_pipeline(std::cout, j);
+    for (const auto& c : j["calls"]) {
+      std::printf("call %d: %llu cycles = %.3f ms", c["call"].get<int>() + 1,
+                  (unsigned long long)c["device_cycles"].get<std::uint64_t>(), c["device_ms"].get<double>());
+      if (c.contains("cosines"))
+        for (const auto& x : c["cosines"]) std::printf(", cosine %.9f", x.get<double>());
+      std::printf("\n");
+    }
+    if (r.check_numerics)
+      std::printf("device vs device-numerics reference: %s\n",
+                  j["bit_exact_vs_device_numerics"].get<bool>() ? "bit for bit equal" : "DIFFERENT");
+    std::printf("%s\n", passed ? "PASS" : "FAIL");
+  }
+  return passed ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int run_pipeline_command(const PipelineRunRequest& r) {
+  if (!(r.mpi || distributed::started_by_mpirun())) return run_on_ranks(r, nullptr, chips_of_run(r));
+  const distributed::MpiSession mpi;
+  // Errors every rank meets alike (the machine, the package, too many ranks) end each
+  // rank on its own, with MPI finalised and the usual exit code.
+  const std::uint32_t chips = chips_of_run(r);
+  distributed::chips_of_rank(mpi.rank(), mpi.ranks(), chips);
+  try {
+    return run_on_ranks(r, &mpi, chips);
+  } catch (const Error& e) {  // one rank's error must end every rank, not leave them waiting
+    std::fprintf(stderr, "tilevit: error: %s\n", e.what());
+    mpi.abort(e.exit_code());
+  }
+}
+
+}  // namespace tilevit::cli

@@ -1,0 +1,192 @@
+#include "system/pipeline.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "compiler/program_walk.hpp"
+#include "support/error.hpp"
+
+namespace tilevit::system {
+namespace {
+
+// Cycles of one iteration of the stage's loop: layers are identical, so the stage costs
+// its fixed part (embedding, head, steps outside the loop) plus this per layer.
+std::uint64_t loop_iteration_cycles(const target::MachineDescription& chip, const compiler::CompiledProgram& p) {
+  const auto costs = compiler::step_costs(chip, p);
+  std::uint64_t cycles = 0;
+  for (std::uint32_t s = p.loop_begin; s < p.loop_end; ++s) cycles += costs[s].total();
+  return cycles;
+}
+
+compiler::StageRange stage_range(std::uint32_t stage, std::uint32_t stages, std::uint32_t first_layer) {
+  return compiler::StageRange{first_layer, stage == 0, stage + 1 == stages};
+}
+
+// Compiles every stage for `split` (layers per stage); throws the one-line capacity error
+// naming the stage that does not fit.
+CompiledPipeline compile_split(const model::ViTConfig& config, const model::NumericsConfig& numerics,
+                               const target::MachineDescription& machine, const compiler::CompileOptions& options,
+                               const std::vector<std::uint32_t>& split) {
+  const target::MachineDescription chip = target::one_chip(machine);
+  CompiledPipeline out{machine, {}, {}};
+  std::uint32_t first = 0;
+  for (std::uint32_t s = 0; s < split.size(); ++s) {
+    const auto range = stage_range(s, static_cast<std::uint32_t>(split.size()), first);
+    const compiler::Graph graph = compiler::build_stage_graph(config, numerics, range, split[s]);
+    try {
+      compiler::CompiledModel compiled = compiler::compile_model(graph, chip, options);
+      out.stages.push_back(PipelineStage{s, split[s], std::move(compiled.executable), compiled.stats});
+    } catch (const compiler::DoesNotFit& e) {
+      throw Error(config.name + " (" + std::to_string(config.layers) + " layers, batch " + std::to_string(config.batch) +
+                      ") does not fit " + std::to_string(machine.system.chips) + " x " + machine.name + ": stage " +
+                      std::to_string(s) + " (layers " + std::to_string(first) + "-" + std::to_string(first + split[s] - 1) +
+                      "): " + compiler::describe(e.overflow()),
+                  kExitBadInput);
+    }
+    first += split[s];
+  }
+  const std::uint64_t bytes = stream_bytes(config);
+  for (std::uint32_t s = 0; s + 1 < split.size(); ++s)
+    out.links.push_back(StageLink{s, s + 1, bytes, target::link_cost(machine, s, s + 1, bytes)});
+  return out;
+}
+
+std::vector<std::uint32_t> even_split(std::uint32_t layers, std::uint32_t stages) {
+  std::vector<std::uint32_t> split(stages, layers / stages);
+  for (std::uint32_t s = 0; s < layers % stages; ++s) ++split[s];
+  return split;
+}
+
+}  // namespace
+
+std::uint64_t stream_bytes(const model::ViTConfig& c) { return std::uint64_t(c.batch) * c.tokens() * c.width * 2; }
+
+std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vector<std::uint64_t>& fixed,
+                                          const std::vector<std::uint64_t>& per_layer,
+                                          const std::vector<std::uint64_t>& link) {
+  const std::size_t stages = fixed.size();
+  if (stages == 0 || layers < stages || per_layer.size() != stages || link.size() != stages)
+    throw Error("pipeline: cannot balance " + std::to_string(layers) + " layers over " + std::to_string(stages) + " stages",
+                kExitInternal);
+  auto cost = [&](std::size_t s, std::uint64_t n) { return fixed[s] + n * per_layer[s] + link[s]; };
+  // best[s][n]: the smallest slowest-stage cost of stages s.. holding n layers (DP, tiny sizes).
+  constexpr std::uint64_t kNone = UINT64_MAX;
+  std::vector<std::vector<std::uint64_t>> best(stages + 1, std::vector<std::uint64_t>(layers + 1, kNone));
+  std::vector<std::vector<std::uint32_t>> take(stages, std::vector<std::uint32_t>(layers + 1, 0));
+  best[stages][0] = 0;
+  for (std::size_t s = stages; s-- > 0;)
+    for (std::uint32_t n = 1; n <= layers; ++n)
+      for (std::uint32_t k = n; k >= 1; --k) {  // more layers first: ties keep them early
+        if (best[s + 1][n - k] == kNone) continue;
+        const std::uint64_t c = std::max(cost(s, k), best[s + 1][n - k]);
+        if (c < best[s][n]) best[s][n] = c, take[s][n] = k;
+      }
+  std::vector<std::uint32_t> split;
+  for (std::size_t s = 0, n = layers; s < stages; ++s) {
+    split.push_back(take[s][n]);
+    n -= take[s][n];
+  }
+  return split;
+}
+
+CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::NumericsConfig& numerics,
+                                  const target::MachineDescription& machine, const compiler::CompileOptions& options) {
+  const std::uint32_t chips = machine.system.chips;
+  const auto layers = static_cast<std::uint32_t>(config.layers);
+  if (chips < 2) throw Error("pipeline: the machine has one chip", kExitInternal);
+  if (layers < chips)
+    throw Error(config.name + ": " + std::to_string(layers) + " layers cannot fill a pipeline of " + std::to_string(chips) +
+                    " chips (one layer per chip at least)",
+                kExitBadInput);
+  const std::vector<std::uint32_t> even = even_split(layers, chips);
+  CompiledPipeline first = compile_split(config, numerics, machine, options, even);
+  std::vector<std::uint64_t> fixed, per_layer, link;
+  for (const PipelineStage& s : first.stages) {
+    const std::uint64_t iteration = loop_iteration_cycles(s.executable.machine, s.executable.program);
+    per_layer.push_back(iteration);
+    fixed.push_back(s.stats.estimated_cycles - iteration * s.layers);
+    link.push_back(s.chip < first.links.size() ? first.links[s.chip].cost.cycles() : 0);
+  }
+  const std::vector<std::uint32_t> balanced = balance_layers(layers, fixed, per_layer, link);
+  if (balanced == even) return first;
+  try {
+    return compile_split(config, numerics, machine, options, balanced);
+  } catch (const Error& e) {
+    if (e.exit_code() != kExitBadInput) throw;
+    return first;  // the balanced split overfills a chip: the even one fits
+  }
+}
+
+PipelineFigures pipeline_figures(const CompiledPipeline& p) {
+  PipelineFigures f;
+  for (std::size_t s = 0; s < p.stages.size(); ++s) {
+    const std::uint64_t stage = p.stages[s].stats.estimated_cycles;
+    const std::uint64_t outgoing = s < p.links.size() ? p.links[s].cost.cycles() : 0;
+    f.stage_cycles += stage;
+    f.link_cycles += outgoing;
+    if (stage + outgoing > f.interval_cycles) f.interval_cycles = stage + outgoing, f.bottleneck_stage = std::uint32_t(s);
+  }
+  f.latency_cycles = f.stage_cycles + f.link_cycles;
+  const double clock = double(p.machine.clock_hz);
+  const int batch = p.stages.empty() ? 0 : p.stages.front().executable.config.batch;
+  f.latency_seconds = double(f.latency_cycles) / clock;
+  f.images_per_second = f.interval_cycles ? batch * clock / double(f.interval_cycles) : 0;
+  f.link_share = f.latency_cycles ? double(f.link_cycles) / double(f.latency_cycles) : 0;
+  return f;
+}
+
+nlohmann::json pipeline_json(const CompiledPipeline& p) {
+  nlohmann::json stages = nlohmann::json::array(), links = nlohmann::json::array();
+  for (const PipelineStage& s : p.stages)
+    stages.push_back({{"chip", s.chip},
+                      {"first_layer", s.executable.stage.first_layer},
+                      {"layers", s.layers},
+                      {"embeds", s.executable.stage.embeds},
+                      {"pools", s.executable.stage.pools},
+                      {"estimated_cycles", s.stats.estimated_cycles},
+                      {"peak_tile_bytes", s.stats.peak_tile_bytes},
+                      {"tiles_used", s.stats.tiles_used},
+                      {"weight_bytes", s.stats.weight_bytes}});
+  for (const StageLink& l : p.links)
+    links.push_back({{"from_chip", l.from_chip},
+                     {"to_chip", l.to_chip},
+                     {"bytes", l.bytes},
+                     {"hops", l.cost.hops},
+                     {"latency_cycles", l.cost.latency_cycles},
+                     {"transfer_cycles", l.cost.transfer_cycles},
+                     {"cycles", l.cost.cycles()}});
+  const PipelineFigures f = pipeline_figures(p);
+  return {{"chips", p.machine.system.chips},
+          {"plan", "heuristic (no plan search per stage)"},
+          {"stages", stages},
+          {"links", links},
+          {"link_latency_calibrated", false},
+          {"latency_cycles", f.latency_cycles},
+          {"latency_ms", f.latency_seconds * 1e3},
+          {"stage_cycles", f.stage_cycles},
+          {"link_cycles", f.link_cycles},
+          {"link_share", f.link_share},
+          {"interval_cycles", f.interval_cycles},
+          {"bottleneck_stage", f.bottleneck_stage},
+          {"throughput_images_per_second", f.images_per_second}};
+}
+
+model::NumericsConfig pipeline_numerics(const CompiledPipeline& p) {
+  model::NumericsConfig n = p.stages.front().executable.numerics;
+  const model::NumericsConfig& last = p.stages.back().executable.numerics;
+  for (int r = static_cast<int>(model::GemmRole::MapQuery); r < model::kGemmRoleCount; ++r)
+    n.inner_block[r] = last.inner_block[r];
+  n.map_attention_key_block = last.map_attention_key_block;
+  for (const PipelineStage& s : p.stages) {
+    const model::NumericsConfig& m = s.executable.numerics;
+    bool same = m.attention_key_block == n.attention_key_block;
+    for (auto role : {model::GemmRole::Qkv, model::GemmRole::AttentionOut, model::GemmRole::MlpUp, model::GemmRole::MlpDown})
+      same &= m.role_inner_block(role) == n.role_inner_block(role);
+    if (!same)
+      throw Error("pipeline: stage on chip " + std::to_string(s.chip) + " splits the encoder's sums unlike stage 0",
+                  kExitInternal);
+  }
+  return n;
+}
+
+}  // namespace tilevit::system

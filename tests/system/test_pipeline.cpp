@@ -1,0 +1,126 @@
+// Pipelines over the chips of test16x2: balancing by cycles, stages that are one model cut
+// in order, the pipeline package round trip, and a run bit for bit equal to the
+// device-numerics reference in one process and split over two (as two MPI ranks are).
+#include <gtest/gtest.h>
+
+#include "model/random_model.hpp"
+#include "reference/compare.hpp"
+#include "reference/forward.hpp"
+#include "support/error.hpp"
+#include "system/pipeline.hpp"
+#include "system/pipeline_device.hpp"
+#include "system/pipeline_package.hpp"
+
+using namespace tilevit;
+
+namespace {
+
+model::ViTConfig tiny(int batch = 2) {
+  model::ViTConfig c = model::ViTConfig::preset("siglip2-tiny");
+  c.batch = batch;
+  return c;
+}
+
+system::CompiledPipeline compile_tiny(const model::ViTConfig& c) {
+  return system::compile_pipeline(c, model::NumericsConfig::uniform(-4), target::test16x2(), {});
+}
+
+TEST(Pipeline, BalanceMinimisesTheSlowestStage) {
+  // stage 0 carries a heavy embedding: it gets fewer layers
+  EXPECT_EQ(system::balance_layers(10, {500, 0}, {100, 100}, {0, 0}), (std::vector<std::uint32_t>{3, 7}));
+  EXPECT_EQ(system::balance_layers(4, {0, 0}, {10, 10}, {0, 0}), (std::vector<std::uint32_t>{2, 2}));
+  EXPECT_EQ(system::balance_layers(3, {0, 0, 0}, {1, 1, 1}, {5, 5, 0}), (std::vector<std::uint32_t>{1, 1, 1}));
+  EXPECT_THROW(system::balance_layers(1, {0, 0}, {1, 1}, {0, 0}), Error);
+}
+
+TEST(Pipeline, StagesCutTheModelInOrder) {
+  const auto c = tiny();
+  const system::CompiledPipeline p = compile_tiny(c);
+  ASSERT_EQ(p.stages.size(), 2u);
+  EXPECT_EQ(p.stages[0].layers + p.stages[1].layers, 4u);
+  EXPECT_TRUE(p.stages[0].executable.stage.embeds);
+  EXPECT_FALSE(p.stages[0].executable.stage.pools);
+  EXPECT_FALSE(p.stages[1].executable.stage.embeds);
+  EXPECT_TRUE(p.stages[1].executable.stage.pools);
+  EXPECT_EQ(p.stages[1].executable.stage.first_layer, p.stages[0].layers);
+  ASSERT_EQ(p.links.size(), 1u);
+  EXPECT_EQ(p.links[0].bytes, 2u * 16 * 192 * 2);
+  const auto f = system::pipeline_figures(p);
+  EXPECT_EQ(f.latency_cycles, p.stages[0].stats.estimated_cycles + p.stages[1].stats.estimated_cycles +
+                                  p.links[0].cost.cycles());
+  EXPECT_GT(f.link_share, 0);
+  EXPECT_GT(f.images_per_second, 0);
+}
+
+TEST(Pipeline, PackageRoundTripsDeterministically) {
+  const system::CompiledPipeline p = compile_tiny(tiny());
+  const auto bytes = system::encode_pipeline(p).bytes();
+  EXPECT_EQ(bytes, system::encode_pipeline(compile_tiny(tiny())).bytes());
+  const auto container = package::Container::from_bytes(bytes, "p.tvpkg");
+  ASSERT_TRUE(system::is_pipeline(container));
+  const system::CompiledPipeline q = system::decode_pipeline(container);
+  EXPECT_EQ(system::encode_pipeline(q).bytes(), bytes);
+  EXPECT_EQ(system::pipeline_figures(q).latency_cycles, system::pipeline_figures(p).latency_cycles);
+}
+
+// Carries the stream between two PipelineDevices of one test, as MPI does between ranks.
+struct MemoryBoundary : system::StageBoundary {
+  std::vector<std::uint16_t> stream;
+  std::uint64_t clock = 0;
+  void send(std::uint32_t, const std::vector<std::uint16_t>& s, std::uint64_t c) override { stream = s, clock = c; }
+  std::vector<std::uint16_t> receive(std::uint32_t, std::size_t values, std::uint64_t& c) override {
+    EXPECT_EQ(values, stream.size());
+    c = clock;
+    return stream;
+  }
+};
+
+TEST(Pipeline, RunsBitExactInOneProcessAndSplit) {
+  const auto c = tiny();
+  const system::CompiledPipeline p = compile_tiny(c);
+  const auto weights = model::load_weights(model::RandomModelSource(c, 3), c);
+  std::vector<std::vector<float>> images;
+  for (int i = 0; i < c.batch; ++i) images.push_back(model::random_image(c, 3, i));
+
+  system::PipelineDevice whole(p, 0, 2);
+  whole.upload_weights(weights);
+  const auto one = whole.run(images, nullptr);
+  EXPECT_EQ(one.output, reference::DeviceNumericsModel(weights, system::pipeline_numerics(p)).forward(images));
+  EXPECT_EQ(one.clock, system::pipeline_figures(p).latency_cycles);
+  const auto cmp = reference::compare_embeddings(one.output, reference::forward_fp32(weights, images), c.output_values_per_image());
+  EXPECT_GT(cmp.min_cosine, 0.99);
+
+  MemoryBoundary boundary;
+  system::PipelineDevice first(p, 0, 1), second(p, 1, 2);
+  first.upload_weights(weights);
+  second.upload_weights(weights);
+  EXPECT_TRUE(first.run(images, &boundary).output.empty());
+  const auto split = second.run(images, &boundary);
+  EXPECT_EQ(split.output, one.output);
+  EXPECT_EQ(split.clock, one.clock);
+}
+
+// The one-line error (exit 3) compiling `c` for test16x2 gives; "" if it compiled.
+std::string compile_error(const model::ViTConfig& c) {
+  try {
+    compile_tiny(c);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Pipeline, TooFewLayersForTheChipsIsOneLine) {
+  model::ViTConfig c = tiny();
+  c.layers = 1;
+  EXPECT_NE(compile_error(c).find("cannot fill a pipeline of 2 chips"), std::string::npos);
+}
+
+TEST(Pipeline, AStageThatDoesNotFitIsTheCapacityError) {
+  model::ViTConfig c = model::ViTConfig::preset("siglip-b16-224");  // ~7 MB of FP8 weights per layer, 9.6 MB per chip
+  c.layers = 4;
+  EXPECT_NE(compile_error(c).find("does not fit 2 x test16: stage 0 (layers 0-1)"), std::string::npos);
+}
+
+}  // namespace
