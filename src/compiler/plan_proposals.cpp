@@ -382,9 +382,11 @@ void Proposals::add_fp8_attention_move(const OpChoices& op, const SearchPlan& pl
 // exchange of moments; the fused GELU is cheaper per element than the GELU and the cast,
 // both measured): unmeasured moves, each worth one try.
 void Proposals::add_toggle_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
-  // The split first; the FP8-output GELU (about 1,200 cycles per layer) after the nearest
-  // W values and the tile offsets, which have measured larger gains on the main job.
-  const double gap = op.lever == Lever::split_norm ? -double(op.executions) - 1 : -0.3;
+  // The split after the loop body's layout matches and W's one-wave end (-0.6): ranked
+  // first it used up the default 8 steps before W 2^20, the larger gain (docs/OPTIMISER.md,
+  // "After the merge with FP8 attention"). The FP8-output GELU (about 1,200 cycles per
+  // layer) after the nearest W values and the tile offsets.
+  const double gap = op.lever == Lever::split_norm ? -0.58 : -0.3;
   Move m{op.lever, op.name, {}, {}, 0, 0, gap, false};
   m.enabled = lever_value(plan, m) != toggle_text(op.lever, true);
   // Splitting pays only when the parts are whole runs of the consumer's K blocks: the
@@ -422,24 +424,26 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
     }
   }
   // W has no local estimate and the scheduled exchange's cycles are not monotonic in it:
-  // every other W is worth a try, the nearest first (gap -0.6, -0.55, ...): the two
-  // nearest before the tile offsets (-0.5), the rest interleaved with the other layout
-  // matches (-0.45 and up).
+  // every other W is worth a try: the ladder's top first (gap -0.6), then the two nearest
+  // (-0.55, -0.5), the finest waves and the rest, interleaved with the tile offsets and
+  // the other layout matches (-0.45 and up).
   std::vector<std::uint32_t> ladder = stream_word_ladder();
   const double now = std::log2(double(plan.exchange_stream_words));
   std::stable_sort(ladder.begin(), ladder.end(), [&](std::uint32_t a, std::uint32_t b) {
     return std::abs(std::log2(double(a)) - now) < std::abs(std::log2(double(b)) - now);
   });
-  // Then the far ends of the ladder (one wave per phase, the finest waves): with cycles
-  // not monotonic in W, a budget of a few candidates should sample both ends, not only
-  // the neighbourhood (the packing scheduler made one wave the fastest on the main job).
+  // The far ends of the ladder: with cycles not monotonic in W, a budget of a few
+  // candidates should sample both ends, not only the neighbourhood. One wave per phase
+  // first of all: the packing scheduler made it the fastest on the main job, the largest
+  // single gain (-864 K at 8 steps), which the structural levers otherwise crowd out.
   if (ladder.size() > 4) {
     const auto [lo, hi] = std::minmax_element(ladder.begin() + 2, ladder.end());
     const std::uint32_t ends[2] = {*hi, *lo};
     ladder.erase(std::remove_if(ladder.begin() + 2, ladder.end(),
                                 [&](std::uint32_t w) { return w == ends[0] || w == ends[1]; }),
                  ladder.end());
-    ladder.insert(ladder.begin() + 2, ends, ends + 2);
+    ladder.insert(ladder.begin() + 2, ends[1]);
+    ladder.insert(ladder.begin(), ends[0]);
   }
   double rank = 0;
   for (std::uint32_t w : ladder)
