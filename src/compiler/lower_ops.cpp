@@ -371,9 +371,9 @@ class AttentionLowering {
       c.scores = cx_.allocate(c.tile, op_.name + ".scores", AllocationKind::scratch, c.rows * c.keys * 4, RegionNeed::any);
       c.maxima = cx_.allocate(c.tile, op_.name + ".max", AllocationKind::scratch, c.rows * 4, RegionNeed::any);
       KernelCall k = kernel_call(fp8_ ? KernelKind::attention_scores_fp8 : KernelKind::attention_scores, c.tile,
-                          {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}},
-                          {cx_.operand(c.q, 0, c.rows * d_ * esize_), cx_.operand(c.k, 0, c.keys * d_ * esize_),
-                           cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.maxima, 0, c.rows * 4)});
+                                 {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}},
+                                 {cx_.operand(c.q, 0, c.rows * d_ * esize_), cx_.operand(c.k, 0, c.keys * d_ * esize_),
+                                  cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.maxima, 0, c.rows * 4)});
       k.param = scale;
       k.scale = fp8_ ? cx_.graph.numerics.attention_scale : 0;
       cx_.add_call(std::move(k));
