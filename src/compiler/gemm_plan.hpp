@@ -95,6 +95,13 @@ struct PlanPins {
   // wrapping at the last tile); absent: tile 0. Consecutive ops on different tiles keep
   // more of a consumer's input on its own tile and spread the receivers.
   std::map<std::string, std::uint32_t> tile_offsets;
+  // LayerNorm ops of the encoder layer normalised where their input lies (each tile the
+  // moments of its column part of the rows, the parts' moments exchanged and combined,
+  // then applied) instead of gathered into whole rows (lower_norm.cpp).
+  std::set<std::string> split_norms;
+  // GELU ops computed with FP8 output (gelu_f8) in place of the GELU and the FP8 cast
+  // that follows it: the same bits, one measured kernel.
+  std::set<std::string> fp8_output_gelus;
   // Encoder attention ops with FP8 products (docs/NUMERICS.md): Q, K and V cast to F143 in
   // the QKV epilogue, FP8 QK^T and P.V. Absent: FP16 attention, the heuristic plan's.
   std::set<std::string> fp8_attention;

@@ -61,13 +61,14 @@ struct Builder {
     return emit({OpKind::bias_add, name + ".bias", {acc, b}, activation(name + ".out", rows, out_cols)});
   }
 
-  int layernorm(const std::string& name, int x, bool per_layer) {
+  int layernorm(const std::string& name, int x, bool per_layer, NormUse use = NormUse::other) {
     // Copies, not a reference: adding tensors below may move g.tensors.
     const std::uint32_t rows = g.tensor(x).rows, cols = g.tensor(x).cols;
     const int gamma = param(name + ".scale", 1, cols, DType::f16, per_layer);
     const int beta = param(name + ".bias", 1, cols, DType::f16, per_layer);
     Op op{OpKind::layernorm, name, {x, gamma, beta}, activation(name + ".out", rows, cols)};
     op.eps = g.config.layer_norm_eps;
+    op.norm_use = use;
     return emit(op);
   }
 
@@ -184,11 +185,11 @@ Graph build_stage_graph(const model::ViTConfig& c, const model::NumericsConfig& 
   }
 
   b.ops = &g.body;
-  const int h1 = b.layernorm("layer.ln1", x, true);
+  const int h1 = b.layernorm("layer.ln1", x, true, NormUse::encoder_attention);
   const int qkv = b.linear("layer.qkv", h1, 3 * w, GemmRole::Qkv, true);
   const int attn = b.attention("layer.attention", qkv, 0, qkv, w, 2 * w, tokens, AttentionUse::encoder);
   const int x1 = b.add("layer.residual1", x, b.layer_scale("layer.ls1", b.linear("layer.out", attn, w, GemmRole::AttentionOut, true)));
-  const int h2 = b.layernorm("layer.ln2", x1, true);
+  const int h2 = b.layernorm("layer.ln2", x1, true, NormUse::encoder_mlp);
   const int x2 = b.add("layer.residual2", x1,
                        b.layer_scale("layer.ls2", b.mlp("layer.mlp", h2, GemmRole::MlpUp, GemmRole::MlpDown, true)));
   // The loop carries x: the body's result is the next iteration's input (lowering binds them).

@@ -50,6 +50,9 @@ const char* op_name(OpKind kind);
 // Which attention an attention op is: the encoder layers' self-attention, or the MAP
 // head's pooling by its probe (their numerics splits are recorded apart).
 enum class AttentionUse : std::uint8_t { encoder, map_pooling };
+// Which LayerNorm a layernorm op is: the encoder layer's before attention or before the
+// MLP (their split over tiles is recorded for the reference), or another (pre, post, MAP).
+enum class NormUse : std::uint8_t { other, encoder_attention, encoder_mlp };
 
 struct Op {
   OpKind kind;
@@ -65,6 +68,7 @@ struct Op {
   bool shared_query = false;
   AttentionUse attention_use = AttentionUse::encoder;
   float eps = 0;                // layernorm
+  NormUse norm_use = NormUse::other;  // layernorm
   model::Activation activation = model::Activation::gelu_tanh;  // gelu
   std::uint32_t row_stride = 0;  // take_rows
 };

@@ -108,6 +108,26 @@ std::uint64_t derived_scale_cost(const MachineDescription& m, S s) { return targ
 template <Cost C>
 std::uint64_t wholly_uncalibrated(const MachineDescription& m, S s) { return C(m, s); }
 
+// The split LayerNorm (lower_layernorm.cpp). Moments and apply are the measured kernels of
+// one row part; combining P parts' moments in the apply has no measurement (the original
+// measured "one part") and is charged at the reduction's rate over the rows' {mean, M2}
+// pairs, uncalibrated.
+std::uint64_t norm_parts(S s) { return (s[Dim::width] + s[Dim::part_width] - 1) / s[Dim::part_width]; }
+std::uint64_t moments_cost(const MachineDescription& m, S s) {
+  return target::layer_norm_moments_cycles(m, rows_x_cols(s));
+}
+std::uint64_t apply_combine(const MachineDescription& m, S s) {
+  return norm_parts(s) > 1 ? target::reduce_add_cycles(m, 2 * s[Dim::rows], norm_parts(s)) : 0;
+}
+std::uint64_t apply_cost(const MachineDescription& m, S s) {
+  return target::layer_norm_apply_cycles(m, rows_x_cols(s)) + apply_combine(m, s);
+}
+std::uint64_t apply_uncalibrated(const MachineDescription& m, S s) {
+  return (target::kernel_calibrated(m, target::Kernel::layer_norm_apply) ? 0
+                                                                          : target::layer_norm_apply_cycles(m, rows_x_cols(s))) +
+         apply_combine(m, s);
+}
+std::uint64_t gelu_f8_cost(const MachineDescription& m, S s) { return target::gelu_f8out_cycles(m, s[Dim::count]); }
 // The attention kinds of each precision differ in Q/K/V's type and their products' rate
 // (and FP8's cast of p).
 template <Precision P>
@@ -200,16 +220,30 @@ constexpr std::array<KernelKindInfo, kKernelKinds> kTable = {{
      derived_scale_cost, wholly_uncalibrated<derived_scale_cost>, rows_x_cols, 1024},
     attention_scores<Precision::fp8>(KernelKind::attention_scores_fp8, "attention_scores_fp8", DType::f143),
     attention_values<Precision::fp8>(KernelKind::attention_values_fp8, "attention_values_fp8", DType::f143),
+    {KernelKind::layer_norm_moments, "layer_norm_moments", {Dim::rows, Dim::cols}, 2,
+     {in("x", DType::f16, rows_x_cols), out("moments", DType::f32, [](S s) { return 2 * s[Dim::rows]; })}, 2,
+     moments_cost, unless_calibrated<target::Kernel::layer_norm_moments, moments_cost>,
+     [](S s) { return 4 * rows_x_cols(s); }, 1024},  // sum, subtract, square, add
+    {KernelKind::layer_norm_apply, "layer_norm_apply", {Dim::rows, Dim::cols, Dim::width, Dim::part_width}, 4,
+     {in("x", DType::f16, rows_x_cols), in("moments", DType::f32, [](S s) { return 2 * norm_parts(s) * s[Dim::rows]; }),
+      in("gamma", DType::f16, [](S s) { return s[Dim::cols]; }), in("beta", DType::f16, [](S s) { return s[Dim::cols]; }),
+      out("y", DType::f16, rows_x_cols)}, 5,
+     apply_cost, apply_uncalibrated,
+     // per element normalise, scale, shift; per row and part Chan's update
+     [](S s) { return 4 * rows_x_cols(s) + 8 * s[Dim::rows] * norm_parts(s); }, 1024},
+    {KernelKind::gelu_f8, "gelu_f8", {Dim::count}, 1, {in("x", DType::f16, count), out("y", DType::f143, count)}, 2,
+     gelu_f8_cost, unless_calibrated<target::Kernel::gelu_f8out, gelu_f8_cost>,
+     [](S s) { return 9 * s[Dim::count]; }, 1024},  // tanh form, then the cast
 }};
 
 constexpr bool one_entry_per_kind_in_order() {
   for (std::size_t i = 0; i < kTable.size(); ++i)
-    if (static_cast<std::size_t>(kTable[i].kind) != i || kTable[i].dim_count > kMaxKernelDims || kTable[i].operand_count > 4)
+    if (static_cast<std::size_t>(kTable[i].kind) != i || kTable[i].dim_count > kMaxKernelDims || kTable[i].operand_count > kMaxKernelOperands)
       return false;
   return true;
 }
 static_assert(one_entry_per_kind_in_order(), "kernel table: one entry per KernelKind, in enum order");
-static_assert(static_cast<std::size_t>(KernelKind::attention_values_fp8) + 1 == kKernelKinds, "kKernelKinds");
+static_assert(static_cast<std::size_t>(KernelKind::gelu_f8) + 1 == kKernelKinds, "kKernelKinds");
 
 }  // namespace
 
@@ -225,6 +259,7 @@ std::string_view to_string(Dim dim) {
     case Dim::keys: return "keys";
     case Dim::head_dim: return "head_dim";
     case Dim::key_blocks: return "key_blocks";
+    case Dim::part_width: return "part_width";
   }
   return "?";
 }

@@ -38,17 +38,22 @@ enum class KernelKind : std::uint8_t {
   // FP8 attention products (a plan choice), after the others so their numbers stay.
   attention_scores_fp8,  // attention_scores on F143 Q, K (scale S) on the FP8 matrix unit: FP16 accumulator per K32 panel
   attention_values_fp8,  // attention_values with p cast to F143 and P.V on the FP8 matrix unit (V F143 at scale S)
+  // The LayerNorm split over a row's column parts and the FP8-output GELU (docs/NUMERICS.md).
+  layer_norm_moments,  // per row of a column part: {mean, M2} in FP32
+  layer_norm_apply,    // the row's parts' moments combined in part order, then normalise, scale, shift
+  gelu_f8,             // tanh GELU, f16 -> f143 at `scale`: exactly gelu then cast_fp8
 };
-inline constexpr std::size_t kKernelKinds = 16;
+inline constexpr std::size_t kKernelKinds = 19;
 
 // The extents a kernel kind is parameterised by. A call stores the values of its kind's
 // dims in KernelKindInfo::dims order (KernelDims); everything else reads them by name.
-enum class Dim : std::uint8_t { rows, inner, cols, count, partials, width, queries, keys, head_dim, key_blocks };
+enum class Dim : std::uint8_t { rows, inner, cols, count, partials, width, queries, keys, head_dim, key_blocks, part_width };
 std::string_view to_string(Dim dim);
 
 inline constexpr std::size_t kMaxKernelDims = 4;
 using KernelDims = std::array<std::uint32_t, kMaxKernelDims>;
 
+inline constexpr std::size_t kMaxKernelOperands = 5;
 struct KernelKindInfo;
 
 // A call's dims read by name.
@@ -79,7 +84,7 @@ struct KernelKindInfo {
   const char* name;
   std::array<Dim, kMaxKernelDims> dim_slots;
   std::size_t dim_count;
-  std::array<OperandSpec, 4> operand_slots;  // inputs in kernel order, then the outputs
+  std::array<OperandSpec, kMaxKernelOperands> operand_slots;  // inputs in kernel order, then the outputs
   std::size_t operand_count;
   // Modelled cycles of one call on one tile (target/kernel_costs.hpp; launch included).
   std::uint64_t (*cycles)(const target::MachineDescription&, const KernelShape&);

@@ -31,6 +31,12 @@ void check_pins_name_ops(const Graph& graph, const PlanPins& pins) {
   for (const std::string& name : pins.fp8_attention)
     if (!has_op(name, OpKind::attention))
       throw Error("compiler: pinned FP8 attention for op " + name + ": the graph has no attention of that name", kExitUsage);
+  for (const std::string& name : pins.split_norms)
+    if (!has_op(name, OpKind::layernorm))
+      throw Error("compiler: split LayerNorm " + name + ": the graph has no LayerNorm of that name", kExitUsage);
+  for (const std::string& name : pins.fp8_output_gelus)
+    if (!has_op(name, OpKind::gelu))
+      throw Error("compiler: FP8-output GELU " + name + ": the graph has no GELU of that name", kExitUsage);
 }
 
 }  // namespace
@@ -40,14 +46,21 @@ void lower_attention(LoweringContext& cx, const Op& op);
 void lower_elementwise(LoweringContext& cx, const Op& op);
 void lower_layernorm(LoweringContext& cx, const Op& op);
 void lower_take_rows(LoweringContext& cx, const Op& op);
+bool fuses_gelu_cast(LoweringContext& cx, const Op& gelu, const Op* next);
+void lower_gelu_fp8(LoweringContext& cx, const Op& gelu, const Op& cast);
 
 Lowered lower(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options) {
   check_pins_name_ops(graph, options.pins);
   LoweringContext cx(graph, machine, options);
   cx.place_input();
   auto run = [&](const std::vector<Op>& ops) {
-    for (const Op& op : ops) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
       cx.begin_op(op.name);
+      if (op.kind == OpKind::gelu && fuses_gelu_cast(cx, op, i + 1 < ops.size() ? &ops[i + 1] : nullptr)) {
+        lower_gelu_fp8(cx, op, ops[++i]);  // the cast is part of the fused kernel
+        continue;
+      }
       switch (op.kind) {
         case OpKind::gemm: lower_gemm(cx, op); break;
         case OpKind::attention: lower_attention(cx, op); break;

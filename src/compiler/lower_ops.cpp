@@ -1,6 +1,6 @@
 // Per-op lowering rules (the schedule): GEMM grids with reduce-scatter, element-wise
-// work in place on the producer's blocks, LayerNorm on whole rows, attention by head and
-// query block.
+// work in place on the producer's blocks, attention by head and query block (LayerNorm:
+// lower_norm.cpp).
 #include <algorithm>
 #include <cmath>
 
@@ -12,20 +12,6 @@ namespace tilevit::compiler {
 namespace {
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
-
-KernelCall call(KernelKind kind, std::uint32_t tile, std::initializer_list<std::pair<Dim, std::uint32_t>> dims,
-                std::vector<Operand> operands) {
-  KernelCall c;
-  c.kind = kind;
-  c.tile = tile;
-  c.dims = make_dims(kind, dims);
-  c.operands = std::move(operands);
-  return c;
-}
-
-Operand whole(LoweringContext& cx, const Block& b, DType dtype, std::uint32_t stride = 0) {
-  return cx.operand(b.allocation, b.offset, b.rows * b.cols * dtype_bytes(dtype), stride);
-}
 
 // Reduce-scatter of one group of partial sums: `partials` are (tile, allocation) pairs,
 // each holding rows x row_bytes. The rows are cut into one sub-block per partial; the
@@ -153,7 +139,7 @@ class GemmLowering {
       cell.partial = cx_.allocate(cell.tile, op_.name + ".partial", AllocationKind::activation, cell.rows * cell.cw * 2,
                                   RegionNeed::any);
       cx_.conflict(cell.partial, cell.a_alloc);
-      KernelCall k = call(fp8_ ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, cell.tile,
+      KernelCall k = kernel_call(fp8_ ? KernelKind::gemm_fp8 : KernelKind::gemm_fp16, cell.tile,
                           {{Dim::rows, cell.rows}, {Dim::inner, cell.kw}, {Dim::cols, cell.cw}},
                           {cx_.operand(cell.a_alloc, 0, cell.rows * cell.kw * esize_),
                            cx_.operand(cell.w_alloc, 0, cell.kw * cell.cw * esize_, cell.w_stride),
@@ -184,7 +170,7 @@ class GemmLowering {
     for (const Reduction& red : reductions) {
       const std::uint32_t n = red.rows * red.cw;
       const std::uint32_t acc = cx_.allocate(red.tile, op_.name + ".acc", AllocationKind::activation, n * 2, RegionNeed::any);
-      cx_.add_call(call(KernelKind::reduce_add, red.tile, {{Dim::count, n}, {Dim::partials, kg}},
+      cx_.add_call(kernel_call(KernelKind::reduce_add, red.tile, {{Dim::count, n}, {Dim::partials, kg}},
                         {cx_.operand(red.parts, 0, n * 2 * kg), cx_.operand(acc, 0, n * 2)}));
       out.blocks.push_back(Block{red.r0, red.rows, red.c0, red.cw, red.tile, acc, 0});
     }
@@ -203,13 +189,14 @@ class GemmLowering {
   std::vector<Cell> cells_;  // index (r * kg + k) * cg + c
 };
 
-// Every block of `in` cast to F143 at `scale` on its own tile, into fresh allocations.
-Distribution cast_blocks(LoweringContext& cx, const Distribution& in, const std::string& label, int scale) {
+// Every block of `in` through `kind` (f16 -> F143 at `scale`) on its own tile, into fresh
+// allocations: the FP8 cast, or a kernel that ends with it (gelu_f8).
+Distribution fp8_blocks(LoweringContext& cx, const Distribution& in, KernelKind kind, const std::string& label, int scale) {
   Distribution out = cx.allocate_like(in, label, DType::f143);
   for (std::size_t i = 0; i < in.blocks.size(); ++i) {
     const Block& b = in.blocks[i];
-    KernelCall k = call(KernelKind::cast_fp8, b.tile, {{Dim::count, b.rows * b.cols}},
-                        {whole(cx, b, DType::f16), whole(cx, out.blocks[i], DType::f143)});
+    KernelCall k = kernel_call(kind, b.tile, {{Dim::count, b.rows * b.cols}},
+                               {whole_block(cx, b, DType::f16), whole_block(cx, out.blocks[i], DType::f143)});
     k.scale = scale;
     cx.add_call(std::move(k));
   }
@@ -220,13 +207,14 @@ Distribution cast_blocks(LoweringContext& cx, const Distribution& in, const std:
 
 void lower_gemm(LoweringContext& cx, const Op& op) { GemmLowering(cx, op).lower(); }
 
+void lower_fp8_output(LoweringContext& cx, const Distribution& in, KernelKind kind, const Op& cast) {
+  cx.set_dist(cast.output, fp8_blocks(cx, in, kind, cast.name + ".out", cx.graph.numerics.role(cast.role).scale));
+}
+
 void lower_elementwise(LoweringContext& cx, const Op& op) {
   const Distribution& in = cx.dist(op.inputs[0]);
   switch (op.kind) {
-    case OpKind::cast_fp8: {
-      cx.set_dist(op.output, cast_blocks(cx, in, op.name + ".out", cx.graph.numerics.role(op.role).scale));
-      return;
-    }
+    case OpKind::cast_fp8: lower_fp8_output(cx, in, KernelKind::cast_fp8, op); return;
     case OpKind::bias_add:
     case OpKind::scale_columns: {  // per-column vector, resident on each block's tile
       const Distribution d = in;  // in place
@@ -234,8 +222,8 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
       for (const Block& b : d.blocks) {
         std::uint32_t stride = 0;
         const std::uint32_t bias = cx.resident_weight(op.inputs[1], b.tile, 0, 1, b.col0, b.cols, RegionNeed::any, &stride);
-        cx.add_call(call(kind, b.tile, {{Dim::rows, b.rows}, {Dim::cols, b.cols}},
-                         {whole(cx, b, DType::f16), cx.operand(bias, 0, b.cols * 2, stride), whole(cx, b, DType::f16)}));
+        cx.add_call(kernel_call(kind, b.tile, {{Dim::rows, b.rows}, {Dim::cols, b.cols}},
+                         {whole_block(cx, b, DType::f16), cx.operand(bias, 0, b.cols * 2, stride), whole_block(cx, b, DType::f16)}));
       }
       cx.set_dist(op.output, d);
       return;
@@ -246,7 +234,7 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
                               : op.activation == model::Activation::quick_gelu ? KernelKind::quick_gelu
                                                                                : KernelKind::gelu;
       for (const Block& b : d.blocks)
-        cx.add_call(call(kind, b.tile, {{Dim::count, b.rows * b.cols}}, {whole(cx, b, DType::f16), whole(cx, b, DType::f16)}));
+        cx.add_call(kernel_call(kind, b.tile, {{Dim::count, b.rows * b.cols}}, {whole_block(cx, b, DType::f16), whole_block(cx, b, DType::f16)}));
       cx.set_dist(op.output, d);
       return;
     }
@@ -265,9 +253,9 @@ void lower_elementwise(LoweringContext& cx, const Op& op) {
       }
       for (std::size_t i = 0; i < d.blocks.size(); ++i) {
         const Block& b = d.blocks[i];
-        cx.add_call(call(KernelKind::add, b.tile, {{Dim::count, b.rows * b.cols}},
-                         {whole(cx, b, DType::f16), cx.operand(rhs[i], 0, b.rows * b.cols * 2, strides[i]),
-                          whole(cx, b, DType::f16)}));
+        cx.add_call(kernel_call(KernelKind::add, b.tile, {{Dim::count, b.rows * b.cols}},
+                         {whole_block(cx, b, DType::f16), cx.operand(rhs[i], 0, b.rows * b.cols * 2, strides[i]),
+                          whole_block(cx, b, DType::f16)}));
       }
       cx.set_dist(op.output, d);
       return;
@@ -294,29 +282,6 @@ void lower_take_rows(LoweringContext& cx, const Op& op) {
   // No kernel closes this exchange: the next op's gathers read these rows, so they go
   // into the next superstep's exchange.
   cx.close_step_if_exchanging();
-  cx.set_dist(op.output, std::move(out));
-}
-
-void lower_layernorm(LoweringContext& cx, const Op& op) {
-  const Distribution& in = cx.dist(op.inputs[0]);
-  const Distribution rows = cx.row_split(in.rows, in.cols, DType::f16);
-  const Distribution x = cx.gather(op.inputs[0], rows, op.name + ".in");
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> gammas, betas;
-  for (const Block& b : x.blocks) {
-    gammas.emplace_back(b.tile, cx.allocate(b.tile, op.name + ".scale.copy", AllocationKind::scratch, in.cols * 2, RegionNeed::any));
-    betas.emplace_back(b.tile, cx.allocate(b.tile, op.name + ".bias.copy", AllocationKind::scratch, in.cols * 2, RegionNeed::any));
-  }
-  cx.broadcast_vector(op.inputs[1], gammas);
-  cx.broadcast_vector(op.inputs[2], betas);
-  Distribution out = cx.allocate_like(rows, op.name + ".out", DType::f16);
-  for (std::size_t i = 0; i < x.blocks.size(); ++i) {
-    const Block& b = x.blocks[i];
-    KernelCall k = call(KernelKind::layernorm, b.tile, {{Dim::rows, b.rows}, {Dim::width, b.cols}},
-                        {whole(cx, b, DType::f16), cx.operand(gammas[i].second, 0, b.cols * 2),
-                         cx.operand(betas[i].second, 0, b.cols * 2), whole(cx, out.blocks[i], DType::f16)});
-    k.param = op.eps;
-    cx.add_call(std::move(k));
-  }
   cx.set_dist(op.output, std::move(out));
 }
 
@@ -365,7 +330,7 @@ class AttentionLowering {
   // The QKV epilogue: the QKV output cast to F143 on the tiles that hold it, before the
   // attention gathers its Q, K and V (one byte per element on the exchange).
   static Distribution cast_qkv(LoweringContext& cx, const Op& op) {
-    return cast_blocks(cx, cx.dist(op.inputs[0]), op.name + ".qkv8", cx.graph.numerics.attention_scale);
+    return fp8_blocks(cx, cx.dist(op.inputs[0]), KernelKind::cast_fp8, op.name + ".qkv8", cx.graph.numerics.attention_scale);
   }
   Cell& at(std::uint32_t b, std::uint32_t h, std::uint32_t qb, std::uint32_t kb) {
     return cells_[((b * heads_ + h) * qbs_ + qb) * kbs_ + kb];
@@ -405,10 +370,10 @@ class AttentionLowering {
     for (Cell& c : cells_) {
       c.scores = cx_.allocate(c.tile, op_.name + ".scores", AllocationKind::scratch, c.rows * c.keys * 4, RegionNeed::any);
       c.maxima = cx_.allocate(c.tile, op_.name + ".max", AllocationKind::scratch, c.rows * 4, RegionNeed::any);
-      KernelCall k = call(fp8_ ? KernelKind::attention_scores_fp8 : KernelKind::attention_scores, c.tile,
-                          {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}},
-                          {cx_.operand(c.q, 0, c.rows * d_ * esize_), cx_.operand(c.k, 0, c.keys * d_ * esize_),
-                           cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.maxima, 0, c.rows * 4)});
+      KernelCall k = kernel_call(fp8_ ? KernelKind::attention_scores_fp8 : KernelKind::attention_scores, c.tile,
+                                 {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}},
+                                 {cx_.operand(c.q, 0, c.rows * d_ * esize_), cx_.operand(c.k, 0, c.keys * d_ * esize_),
+                                  cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.maxima, 0, c.rows * 4)});
       k.param = scale;
       k.scale = fp8_ ? cx_.graph.numerics.attention_scale : 0;
       cx_.add_call(std::move(k));
@@ -441,10 +406,10 @@ class AttentionLowering {
     for (Cell& c : cells_) {
       c.partial = cx_.allocate(c.tile, op_.name + ".partial", AllocationKind::activation, c.rows * (d_ + 1) * 4,
                                RegionNeed::any);
-      KernelCall k = call(fp8_ ? KernelKind::attention_values_fp8 : KernelKind::attention_values, c.tile,
-                          {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}, {Dim::key_blocks, kbs_}},
-                          {cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.gathered, 0, kbs_ * c.rows * 4),
-                           cx_.operand(c.v, 0, c.keys * d_ * esize_), cx_.operand(c.partial, 0, c.rows * (d_ + 1) * 4)});
+      KernelCall k = kernel_call(fp8_ ? KernelKind::attention_values_fp8 : KernelKind::attention_values, c.tile,
+                                 {{Dim::queries, c.rows}, {Dim::keys, c.keys}, {Dim::head_dim, d_}, {Dim::key_blocks, kbs_}},
+                                 {cx_.operand(c.scores, 0, c.rows * c.keys * 4), cx_.operand(c.gathered, 0, kbs_ * c.rows * 4),
+                                  cx_.operand(c.v, 0, c.keys * d_ * esize_), cx_.operand(c.partial, 0, c.rows * (d_ + 1) * 4)});
       k.scale = fp8_ ? cx_.graph.numerics.attention_scale : 0;
       cx_.add_call(std::move(k));
     }
@@ -471,7 +436,7 @@ class AttentionLowering {
     for (const Combine& cb : combines) {
       const std::uint32_t o = cx_.allocate(cb.tile, op_.name + ".out", AllocationKind::activation, cb.rows * d_ * 2,
                                            RegionNeed::any);
-      cx_.add_call(call(KernelKind::attention_combine, cb.tile,
+      cx_.add_call(kernel_call(KernelKind::attention_combine, cb.tile,
                         {{Dim::rows, cb.rows}, {Dim::head_dim, d_}, {Dim::key_blocks, kbs_}},
                         {cx_.operand(cb.parts, 0, cb.rows * (d_ + 1) * 4 * kbs_), cx_.operand(o, 0, cb.rows * d_ * 2)}));
       out.blocks.push_back(Block{cb.r0, cb.rows, cb.h * d_, d_, cb.tile, o, 0});

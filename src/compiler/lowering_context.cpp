@@ -274,6 +274,13 @@ void LoweringContext::record_attention_grid(const std::string& op_name, const At
   out_.plan.attention[op_name] = AttentionBlocks{grid.query_block, grid.key_block};
 }
 
+void LoweringContext::record_norm_part(const std::string& op_name, NormUse use, std::uint32_t part_width) {
+  if (use != NormUse::other) out_.numerics.encoder_norm_part[use == NormUse::encoder_attention ? 0 : 1] = part_width;
+  out_.plan.split_norms.insert(op_name);
+}
+
+void LoweringContext::record_fp8_output_gelu(const std::string& op_name) { out_.plan.fp8_output_gelus.insert(op_name); }
+
 void LoweringContext::record_fp8_attention(const std::string& op_name) {
   out_.plan.fp8_attention.insert(op_name);
   out_.numerics.attention_fp8 = true;
@@ -331,6 +338,20 @@ Lowered LoweringContext::finish() {
       allocate_support(t, AllocationPurpose::exchange_tables, static_cast<std::uint32_t>(table[t]), RegionNeed::standard);
   }
   return std::move(out_);
+}
+
+KernelCall kernel_call(KernelKind kind, std::uint32_t tile, std::initializer_list<std::pair<Dim, std::uint32_t>> dims,
+                       std::vector<Operand> operands) {
+  KernelCall c;
+  c.kind = kind;
+  c.tile = tile;
+  c.dims = make_dims(kind, dims);
+  c.operands = std::move(operands);
+  return c;
+}
+
+Operand whole_block(LoweringContext& cx, const Block& b, DType dtype, std::uint32_t stride) {
+  return cx.operand(b.allocation, b.offset, b.rows * b.cols * dtype_bytes(dtype), stride);
 }
 
 }  // namespace tilevit::compiler

@@ -64,6 +64,9 @@ class LoweringContext {
   // Partitioning that changes rounding, recorded for the device-numerics reference.
   void record_attention_key_block(AttentionUse use, std::uint32_t key_block);
   void record_gemm_inner_block(model::GemmRole role, std::uint32_t inner_block);
+  // A split LayerNorm and its column part; a GELU with FP8 output (both kept in the plan).
+  void record_norm_part(const std::string& op_name, NormUse use, std::uint32_t part_width);
+  void record_fp8_output_gelu(const std::string& op_name);
   // The grids used, per op: the plan `compile --write-plan` exports.
   void record_gemm_grid(const std::string& op_name, const GemmGrid& grid);
   void record_attention_grid(const std::string& op_name, const AttentionGrid& grid);
@@ -83,5 +86,14 @@ class LoweringContext {
   bool in_loop_ = false;
   std::uint32_t next_home_tile_ = 0;
 };
+
+// A kernel call of `kind` on `tile` with its dims by name (compiler/kernel_table.hpp).
+KernelCall kernel_call(KernelKind kind, std::uint32_t tile, std::initializer_list<std::pair<Dim, std::uint32_t>> dims,
+                       std::vector<Operand> operands);
+// `kind` (cast_fp8, gelu_f8: f16 in, FP8 out at the cast's role scale) on every block of
+// `in`, into new FP8 blocks on the same tiles: the cast op's output (lower_ops.cpp).
+void lower_fp8_output(LoweringContext& cx, const Distribution& in, KernelKind kind, const Op& cast);
+// A block's whole allocation as an operand of `dtype` elements.
+Operand whole_block(LoweringContext& cx, const Block& b, DType dtype, std::uint32_t stride = 0);
 
 }  // namespace tilevit::compiler

@@ -44,10 +44,24 @@ OpWork op_work(const Graph& g, const target::MachineDescription& m, const Op& op
       w.vector = marginal([&](std::uint64_t r) { return target::softmax_cycles(m, r, keys); }, rows);
       break;
     }
-    case OpKind::layernorm:
-      w.vector = marginal([&](std::uint64_t r) { return target::layernorm_cycles(m, r, out.cols); }, out.rows);
+    case OpKind::layernorm: {
+      // Whole rows, or split over column parts (moments + apply of every element).
+      const double rows = marginal([&](std::uint64_t r) { return target::layernorm_cycles(m, r, out.cols); }, out.rows);
+      const double split = marginal([&](std::uint64_t n) { return target::layer_norm_moments_cycles(m, n); }, elements) +
+                           marginal([&](std::uint64_t n) { return target::layer_norm_apply_cycles(m, n); }, elements);
+      w.vector = std::min(rows, split);
       break;
-    case OpKind::gelu: w.vector = marginal([&](std::uint64_t n) { return target::gelu_cycles(m, n); }, elements); break;
+    }
+    case OpKind::gelu: {
+      // A tanh GELU may write FP8 in place of its cast: then it costs the fused kernel less
+      // the cast the bound counts at the cast op.
+      w.vector = marginal([&](std::uint64_t n) { return target::gelu_cycles(m, n); }, elements);
+      if (op.activation == model::Activation::gelu_tanh)
+        w.vector = std::min(w.vector, marginal([&](std::uint64_t n) { return target::gelu_f8out_cycles(m, n); }, elements) -
+                                          marginal([&](std::uint64_t n) { return target::cast_fp16_fp8_cycles(m, n); }, elements));
+      w.vector = std::max(w.vector, 0.0);
+      break;
+    }
     case OpKind::take_rows: break;  // data movement only
     case OpKind::bias_add:
     case OpKind::scale_columns:

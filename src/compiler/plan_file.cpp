@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "support/error.hpp"
@@ -41,14 +42,17 @@ std::string string_field(const json& object, const char* key, const std::string&
   return v.get<std::string>();
 }
 
-// A list of distinct op names.
-std::set<std::string> op_names(const json& list, const std::string& where) {
-  if (!list.is_array()) throw Error(where + ": expected a list of op names");
+// An optional list of op names (each at most once).
+std::set<std::string> op_names(const json& object, const char* key, const std::string& where) {
   std::set<std::string> names;
-  for (const json& v : list) {
-    if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 256)
-      throw Error(where + ": expected op names, not " + v.dump());
-    if (!names.insert(v.get<std::string>()).second) throw Error(where + ": " + v.dump() + " is listed twice");
+  if (!object.contains(key)) return names;
+  const json& v = object.at(key);
+  if (!v.is_array()) throw Error(where + ": " + key + ": expected an array of op names");
+  for (const json& name : v) {
+    if (!name.is_string() || name.get<std::string>().empty() || name.get<std::string>().size() > 256)
+      throw Error(where + ": " + key + ": expected op names, not " + name.dump());
+    if (!names.insert(name.get<std::string>()).second)
+      throw Error(where + ": " + key + ": op " + name.get<std::string>() + " named twice");
   }
   return names;
 }
@@ -81,6 +85,8 @@ std::string plan_file_text(const PlanFile& plan) {
     j["attention"][op] = {{"query_block", b.query_block}, {"key_block", b.key_block}};
   if (!plan.pins.tile_offsets.empty()) j["tile_offsets"] = plan.pins.tile_offsets;
   if (!plan.pins.fp8_attention.empty()) j["fp8_attention"] = plan.pins.fp8_attention;
+  if (!plan.pins.split_norms.empty()) j["split_norms"] = plan.pins.split_norms;
+  if (!plan.pins.fp8_output_gelus.empty()) j["fp8_output_gelus"] = plan.pins.fp8_output_gelus;
   return j.dump(1) + "\n";
 }
 
@@ -101,7 +107,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "gemm", "attention"}, source);
     else
       check_keys(j, {"tilevit_plan", "model", "batch", "machine", "tiles", "exchange_stream_words", "gemm", "attention"},
-                 source, {"tile_offsets", "fp8_attention"});
+                 source, {"tile_offsets", "fp8_attention", "split_norms", "fp8_output_gelus"});
     PlanFile plan;
     if (!v1) {
       plan.exchange_stream_words = count_field(j, "exchange_stream_words", kMaxStreamWords, source);
@@ -130,7 +136,9 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
         plan.pins.tile_offsets[op] = count_field(j.at("tile_offsets"), op.c_str(), plan.target.tiles - 1,
                                                  source + ": tile_offsets");
     }
-    if (j.contains("fp8_attention")) plan.pins.fp8_attention = op_names(j.at("fp8_attention"), source + ": fp8_attention");
+    plan.pins.fp8_attention = op_names(j, "fp8_attention", source);
+    plan.pins.split_norms = op_names(j, "split_norms", source);
+    plan.pins.fp8_output_gelus = op_names(j, "fp8_output_gelus", source);
     return plan;
   } catch (const json::exception& e) {
     throw Error(source + ": " + e.what());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <tuple>
 
 #include "support/error.hpp"
@@ -15,6 +16,23 @@ std::string splits_text(const GemmSplits& s) {
 }
 std::string blocks_text(const AttentionBlocks& b) {
   return std::to_string(b.query_block) + "x" + std::to_string(b.key_block);
+}
+
+// The encoder's LayerNorms share the residual's layout and are split together: their
+// move names them all, joined by '+'.
+std::vector<std::string> joined_ops(const std::string& names) {
+  std::vector<std::string> ops;
+  for (std::size_t start = 0;;) {
+    const std::size_t plus = names.find('+', start);
+    ops.push_back(names.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
+    if (plus == std::string::npos) return ops;
+    start = plus + 1;
+  }
+}
+
+std::string toggle_text(Lever lever, bool enabled) {
+  if (lever == Lever::split_norm) return enabled ? "split" : "rows";
+  return enabled ? "fp8" : "fp16+cast";
 }
 
 std::int64_t delta(std::uint64_t to, std::uint64_t from, std::uint32_t executions) {
@@ -52,6 +70,8 @@ const char* to_string(Lever lever) {
     case Lever::layout_match: return "layout_match";
     case Lever::tile_offset: return "tile_offset";
     case Lever::fp8_attention: return "fp8_attention";
+    case Lever::split_norm: return "split_norm";
+    case Lever::fp8_output: return "fp8_output";
   }
   return "?";
 }
@@ -62,11 +82,16 @@ std::string SearchPlan::key() const {
   for (const auto& [op, b] : pins.attention) k += ";" + op + "=" + blocks_text(b);
   for (const auto& [op, t] : pins.tile_offsets) k += ";" + op + "@" + std::to_string(t);
   for (const std::string& op : pins.fp8_attention) k += ";" + op + ":fp8";
+  for (const std::string& op : pins.split_norms) k += ";" + op + ":split";
+  for (const std::string& op : pins.fp8_output_gelus) k += ";" + op + ":fp8";
   return k;
 }
 
 std::string Move::identity() const {
-  return std::string(to_string(lever)) + ":" + op + "=" + move_value(*this);
+  // A split is one change whatever residual layout comes with it: measured once, it is
+  // not proposed again with the layout another plan would match.
+  const std::string value = lever == Lever::split_norm ? toggle_text(lever, enabled) : move_value(*this);
+  return std::string(to_string(lever)) + ":" + op + "=" + value;
 }
 
 SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
@@ -84,6 +109,16 @@ SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
       if (move.fp8) out.pins.fp8_attention.insert(move.op);
       else out.pins.fp8_attention.erase(move.op);
       break;
+    case Lever::split_norm:
+    case Lever::fp8_output: {
+      std::set<std::string>& ops = move.lever == Lever::split_norm ? out.pins.split_norms : out.pins.fp8_output_gelus;
+      for (const std::string& op : joined_ops(move.op)) {
+        if (move.enabled) ops.insert(op);
+        else ops.erase(op);
+      }
+      if (!move.layout_op.empty()) out.pins.gemm[move.layout_op] = move.gemm;
+      break;
+    }
   }
   return out;
 }
@@ -105,6 +140,13 @@ std::string lever_value(const SearchPlan& plan, const Move& move) {
       return std::to_string(it == plan.pins.tile_offsets.end() ? 0u : it->second);
     }
     case Lever::fp8_attention: return plan.pins.fp8_attention.contains(move.op) ? "fp8" : "fp16";
+    case Lever::split_norm: {
+      const std::vector<std::string> ops = joined_ops(move.op);
+      return toggle_text(move.lever, std::all_of(ops.begin(), ops.end(), [&](const std::string& op) {
+                           return plan.pins.split_norms.count(op) > 0;
+                         }));
+    }
+    case Lever::fp8_output: return toggle_text(move.lever, plan.pins.fp8_output_gelus.count(move.op) > 0);
   }
   return "?";
 }
@@ -125,6 +167,10 @@ std::string move_value(const Move& move) {
     case Lever::stream_words: return std::to_string(move.stream_words);
     case Lever::tile_offset: return std::to_string(move.tile_offset);
     case Lever::fp8_attention: return move.fp8 ? "fp8" : "fp16";
+    case Lever::split_norm:
+    case Lever::fp8_output:
+      return toggle_text(move.lever, move.enabled) +
+             (move.layout_op.empty() ? "" : " (" + move.layout_op + " " + splits_text(move.gemm) + ")");
   }
   return "?";
 }
@@ -167,6 +213,16 @@ Proposals::Proposals(const Graph& graph, const target::MachineDescription& machi
         c.tiles = std::max(1u, machine.tiles / images);
         c.fp8_capable = op.attention_use == AttentionUse::encoder && op.inputs[0] == op.inputs[1] && op.head_dim % 4 == 0;
         screen_attention(c, machine.free_bytes_per_tile(limits.profiling));
+      } else if (op.kind == OpKind::layernorm && op.norm_use != NormUse::other) {
+        const auto norms = std::find_if(ops_.begin(), ops_.end(), [](const OpChoices& o) { return o.lever == Lever::split_norm; });
+        if (norms != ops_.end()) {
+          norms->name += "+" + op.name;
+          continue;
+        }
+        c.lever = Lever::split_norm;
+      } else if (op.kind == OpKind::gelu && op.activation == model::Activation::gelu_tanh && i + 1 < ops.size() &&
+                 ops[i + 1].kind == OpKind::cast_fp8 && ops[i + 1].inputs[0] == op.output) {
+        c.lever = Lever::fp8_output;
       } else {
         continue;
       }
@@ -176,6 +232,45 @@ Proposals::Proposals(const Graph& graph, const target::MachineDescription& machi
   add_ops(graph.prologue, 1);
   add_ops(graph.body, std::max(1u, graph.loop_count));
   add_ops(graph.epilogue, 1);
+  find_norm_partners(graph);
+}
+
+void Proposals::find_norm_partners(const Graph& graph) {
+  const auto norm = std::find_if(graph.body.begin(), graph.body.end(),
+                                 [](const Op& op) { return op.norm_use == NormUse::encoder_attention; });
+  if (norm == graph.body.end()) return;
+  for (auto op = norm; op != graph.body.end(); ++op)
+    if (op->kind == OpKind::gemm) {
+      norm_consumer_gemm_ = op->name, norm_consumer_shape_ = gemm_shape(graph, *op);
+      break;
+    }
+  // Back from the LayerNorm's input through in-place element-wise ops (their left operand).
+  int tensor = norm->inputs[0];
+  for (auto op = graph.prologue.rbegin(); op != graph.prologue.rend(); ++op) {
+    if (op->output != tensor) continue;
+    if (op->kind == OpKind::gemm) {
+      residual_gemm_ = op->name, residual_shape_ = gemm_shape(graph, *op);
+      return;
+    }
+    if (op->kind != OpKind::bias_add && op->kind != OpKind::add && op->kind != OpKind::scale_columns) return;
+    tensor = op->inputs[0];
+  }
+}
+
+std::optional<GemmSplits> Proposals::matched_residual_grid(const PlanPins& pins) const {
+  if (residual_gemm_.empty() || norm_consumer_gemm_.empty()) return std::nullopt;
+  const GemmGrid next = plan_gemm_grid(machine_, norm_consumer_shape_, machine_.tiles, pins, norm_consumer_gemm_);
+  const std::uint32_t quantum = next.k_splits > 1 ? next.k_block : residual_shape_.columns;
+  if (quantum % 4 != 0) return std::nullopt;
+  std::optional<GemmGrid> best;
+  for_each_gemm_grid(machine_, residual_shape_, machine_.tiles, [&](const GemmGrid& g) {
+    // Most tiles first (the more parts, the smaller each tile's share), then the estimate.
+    if (!best || std::make_tuple(-std::int64_t(g.tiles()), g.estimated_cycles) <
+                     std::make_tuple(-std::int64_t(best->tiles()), best->estimated_cycles))
+      best = g;
+  }, quantum);
+  if (!best) return std::nullopt;
+  return GemmSplits{best->r_splits, best->k_splits, best->c_splits, quantum < residual_shape_.columns ? quantum : 0};
 }
 
 void Proposals::screen_gemm(OpChoices& op) {
@@ -282,9 +377,35 @@ void Proposals::add_fp8_attention_move(const OpChoices& op, const SearchPlan& pl
   moves.push_back(std::move(m));
 }
 
+// The encoder's LayerNorms split (or back on whole rows), or a GELU with FP8 output (or
+// not). Neither has a local estimate (the split trades the rows' gather for a small
+// exchange of moments; the fused GELU is cheaper per element than the GELU and the cast,
+// both measured): unmeasured moves, each worth one try.
+void Proposals::add_toggle_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+  // The split after the loop body's layout matches and W's one-wave end (-0.6): ranked
+  // first it used up the default 8 steps before W 2^20, the larger gain (docs/OPTIMISER.md,
+  // "After the merge with FP8 attention"). The FP8-output GELU (about 1,200 cycles per
+  // layer) after the nearest W values and the tile offsets.
+  const double gap = op.lever == Lever::split_norm ? -0.58 : -0.3;
+  Move m{op.lever, op.name, {}, {}, 0, 0, gap, false};
+  m.enabled = lever_value(plan, m) != toggle_text(op.lever, true);
+  // Splitting pays only when the parts are whole runs of the consumer's K blocks: the
+  // residual's layout changes with it unless it already matches.
+  if (op.lever == Lever::split_norm && m.enabled)
+    if (const std::optional<GemmSplits> grid = matched_residual_grid(plan.pins)) {
+      const auto now = plan.pins.gemm.find(residual_gemm_);
+      if (now == plan.pins.gemm.end() || splits_text(now->second) != splits_text(*grid)) m.layout_op = residual_gemm_, m.gemm = *grid;
+    }
+  moves.push_back(std::move(m));
+}
+
 std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
   std::vector<Move> moves;
   for (const OpChoices& op : ops_) {
+    if (op.lever == Lever::split_norm || op.lever == Lever::fp8_output) {
+      add_toggle_move(op, plan, moves);
+      continue;
+    }
     if (op.lever == Lever::gemm_grid) add_layout_moves(op, plan, moves);
     if (op.lever == Lever::attention_blocks) add_fp8_attention_move(op, plan, moves);
     add_offset_moves(op, plan, moves);
@@ -303,24 +424,26 @@ std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
     }
   }
   // W has no local estimate and the scheduled exchange's cycles are not monotonic in it:
-  // every other W is worth a try, the nearest first (gap -0.6, -0.55, ...): the two
-  // nearest before the tile offsets (-0.5), the rest interleaved with the other layout
-  // matches (-0.45 and up).
+  // every other W is worth a try: the ladder's top first (gap -0.6), then the two nearest
+  // (-0.55, -0.5), the finest waves and the rest, interleaved with the tile offsets and
+  // the other layout matches (-0.45 and up).
   std::vector<std::uint32_t> ladder = stream_word_ladder();
   const double now = std::log2(double(plan.exchange_stream_words));
   std::stable_sort(ladder.begin(), ladder.end(), [&](std::uint32_t a, std::uint32_t b) {
     return std::abs(std::log2(double(a)) - now) < std::abs(std::log2(double(b)) - now);
   });
-  // Then the far ends of the ladder (one wave per phase, the finest waves): with cycles
-  // not monotonic in W, a budget of a few candidates should sample both ends, not only
-  // the neighbourhood (the packing scheduler made one wave the fastest on the main job).
+  // The far ends of the ladder: with cycles not monotonic in W, a budget of a few
+  // candidates should sample both ends, not only the neighbourhood. One wave per phase
+  // first of all: the packing scheduler made it the fastest on the main job, the largest
+  // single gain (-864 K at 8 steps), which the structural levers otherwise crowd out.
   if (ladder.size() > 4) {
     const auto [lo, hi] = std::minmax_element(ladder.begin() + 2, ladder.end());
     const std::uint32_t ends[2] = {*hi, *lo};
     ladder.erase(std::remove_if(ladder.begin() + 2, ladder.end(),
                                 [&](std::uint32_t w) { return w == ends[0] || w == ends[1]; }),
                  ladder.end());
-    ladder.insert(ladder.begin() + 2, ends, ends + 2);
+    ladder.insert(ladder.begin() + 2, ends[1]);
+    ladder.insert(ladder.begin(), ends[0]);
   }
   double rank = 0;
   for (std::uint32_t w : ladder)

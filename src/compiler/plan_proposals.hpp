@@ -4,6 +4,7 @@
 // alternatives of each op are screened once by the local estimate of gemm_plan.hpp (every
 // valid grid enumerated, the best few kept), so only those are ever fully compiled.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,13 @@ namespace tilevit::compiler {
 // attention head, the next GEMM's K block; GemmSplits::column_quantum).
 // tile_offset: the first tile of a GEMM's or attention op's cells (PlanPins::tile_offsets).
 // fp8_attention: an encoder attention op's products in FP8 or FP16 (PlanPins::fp8_attention).
-enum class Lever : std::uint8_t { gemm_grid, attention_blocks, stream_words, layout_match, tile_offset, fp8_attention };
-inline constexpr std::size_t kLevers = 6;
+// split_norm: an encoder LayerNorm split over its input's column parts or on whole rows
+// (PlanPins::split_norms). fp8_output: a GELU writing FP8 in place of the GELU and its
+// cast (PlanPins::fp8_output_gelus).
+enum class Lever : std::uint8_t {
+  gemm_grid, attention_blocks, stream_words, layout_match, tile_offset, fp8_attention, split_norm, fp8_output
+};
+inline constexpr std::size_t kLevers = 8;
 const char* to_string(Lever lever);
 
 // What the search varies: pins for every GEMM and attention op (the loop body's ops once,
@@ -47,6 +53,10 @@ struct Move {
   bool has_estimate = true;
   std::uint32_t tile_offset = 0;
   bool fp8 = false;  // fp8_attention: the new precision of the op's products
+  bool enabled = false;  // split_norm, fp8_output: the op's new setting
+  // split_norm: the GEMM producing the residual stream, pinned to `gemm` as well (column
+  // blocks of its consumer's K block, so the split's parts read whole runs); empty: kept.
+  std::string layout_op;
   std::string identity() const;  // lever, op and new value: the same change on any plan
 };
 
@@ -92,6 +102,13 @@ class Proposals {
     std::uint32_t consumer_head_dim = 0;
     bool fp8_capable = false;  // attention: FP8 products possible (lower_ops.cpp, AttentionLowering)
   };
+  // The residual stream's producer GEMM (through bias and residual adds) and the first
+  // GEMM reading an encoder LayerNorm's output: a split LayerNorm's layout partners.
+  std::string residual_gemm_, norm_consumer_gemm_;
+  GemmShape residual_shape_, norm_consumer_shape_;
+  void find_norm_partners(const Graph& graph);
+  // The residual producer's grid with column blocks of the consumer's K block in `plan`.
+  std::optional<GemmSplits> matched_residual_grid(const PlanPins& pins) const;
   std::uint64_t current_estimate(const OpChoices& op, const PlanPins& pins) const;
   void screen_gemm(OpChoices& op);
   void screen_attention(OpChoices& op, std::uint64_t max_tile_bytes);
@@ -100,6 +117,7 @@ class Proposals {
   void add_layout_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
   void add_offset_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
   void add_fp8_attention_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
+  void add_toggle_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const;
 
   const target::MachineDescription& machine_;
   std::uint32_t per_op_;

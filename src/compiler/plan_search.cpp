@@ -124,6 +124,11 @@ void Search::learn(const SearchPlan& parent, const Move& move, std::int64_t chan
       break;
     }
     case Lever::fp8_attention: back.fp8 = parent.pins.fp8_attention.contains(move.op); break;
+    case Lever::split_norm:
+    case Lever::fp8_output:
+      back.enabled = !move.enabled;
+      if (!move.layout_op.empty()) back.gemm = parent.pins.gemm.at(move.layout_op);
+      break;
   }
   observed_.emplace(transition(apply_move(parent, move), back), -change);
 }

@@ -203,6 +203,42 @@ void run_layernorm(KernelRun& k) {
   store_f16(k.operand(3), y.data(), y.size());
 }
 
+// Split LayerNorm, one column part of `rows` rows: {mean, M2} per row (FP32).
+void run_layer_norm_moments(KernelRun& k) {
+  const std::size_t rows = k.dim(Dim::rows), cols = k.dim(Dim::cols);
+  const Buf x = k.buf(rows * cols), m = k.buf(rows * 2);
+  load_f16(k.operand(0), x.data(), x.size());
+  for (std::size_t r = 0; r < rows; ++r) numerics::device_layernorm_moments(&x[r * cols], static_cast<int>(cols), &m[r * 2]);
+  store_f32(k.operand(1), m.data(), m.size());
+}
+
+// Every part's moments of the block's rows ([parts][rows][2]) combined in part order,
+// then the block's part of each row normalised, scaled and shifted.
+void run_layer_norm_apply(KernelRun& k) {
+  const std::size_t rows = k.dim(Dim::rows), cols = k.dim(Dim::cols), width = k.dim(Dim::width);
+  const std::size_t part = k.dim(Dim::part_width), parts = (width + part - 1) / part;
+  const Buf x = k.buf(rows * cols), m = k.buf(parts * rows * 2), g = k.buf(cols), b = k.buf(cols), y = k.buf(rows * cols);
+  load_f16(k.operand(0), x.data(), x.size());
+  load_f32(k.operand(1), m.data(), m.size());
+  load_f16(k.operand(2), g.data(), cols);
+  load_f16(k.operand(3), b.data(), cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const numerics::LayerNormParts s = numerics::combine_layernorm_moments(
+        &m[r * 2], static_cast<int>(parts), rows * 2, static_cast<int>(width), static_cast<int>(part), k.call.param);
+    numerics::device_layernorm_apply(&x[r * cols], g.data(), b.data(), &y[r * cols], static_cast<int>(cols), s);
+  }
+  store_f16(k.operand(4), y.data(), y.size());
+}
+
+// The tanh GELU with FP8 output: the GELU's FP16 values, then the cast's encoding.
+void run_gelu_f8(KernelRun& k) {
+  const std::size_t n = k.dim(Dim::count);
+  const Buf x = k.buf(n);
+  load_f16(k.operand(0), x.data(), n);
+  numerics::device_gelu(x.data(), x.data(), n);
+  numerics::fp8_encode(x.data(), k.operand(1), n, numerics::Fp8Format::F143, k.call.scale);
+}
+
 // An element-wise activation f16 -> f16 through a float copy (in place or apart).
 template <void (*Activation)(const float*, float*, std::size_t)>
 void run_activation(KernelRun& k) {
@@ -331,6 +367,9 @@ constexpr std::array<Executor, compiler::kKernelKinds> kExecutors = {{
     {KernelKind::scale_columns, run_scale_columns},
     {KernelKind::attention_scores_fp8, run_attention_scores},
     {KernelKind::attention_values_fp8, run_attention_values},
+    {KernelKind::layer_norm_moments, run_layer_norm_moments},
+    {KernelKind::layer_norm_apply, run_layer_norm_apply},
+    {KernelKind::gelu_f8, run_gelu_f8},
 }};
 constexpr bool one_executor_per_kind_in_order() {
   for (std::size_t i = 0; i < kExecutors.size(); ++i)

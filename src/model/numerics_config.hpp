@@ -30,6 +30,9 @@ struct NumericsConfig {
   // role (0 = unsplit) and the key block of encoder and MAP attention (0 = all keys).
   std::array<std::uint32_t, kGemmRoleCount> inner_block{};
   std::uint32_t attention_key_block = 0, map_attention_key_block = 0;
+  // The column part of the encoder layers' LayerNorms when split over tiles (before the
+  // attention, before the MLP; 0 = whole rows): the parts' moments are combined in order.
+  std::array<std::uint32_t, 2> encoder_norm_part{};
   // FP8 attention products in the encoder layers (a plan choice, recorded like the splits):
   // Q, K and V cast to F143 at `attention_scale` in the QKV epilogue, FP8 QK^T and P.V
   // (numerics/device_kernels.hpp, AttentionPrecision). The scale is set with the roles'.

@@ -74,6 +74,27 @@ void device_add_fp16(const std::uint16_t* a, const std::uint16_t* b, std::uint16
 // rstd = 1/sqrt(var+eps); out = fp16(((x-mean)*rstd)*gamma + beta).
 void device_layernorm_row(const float* x, const float* gamma, const float* beta, float* out, int width, float eps);
 
+// LayerNorm split over column parts of part_width columns (the last may be shorter), each
+// part on its own tile (docs/NUMERICS.md). Scalar definitions only: every kernel path runs
+// these loops. One part of a row: mean = sum(x)/n (FP32, ascending), M2 = sum((x-mean)^2)
+// (FP32, ascending), written as mean_m2[0], mean_m2[1].
+void device_layernorm_moments(const float* x, int count, float* mean_m2);
+struct LayerNormParts {
+  float mean, rstd;
+};
+// The parts' {mean, M2} (part p at mean_m2 + p * part_stride) combined in column order
+// from part 0 by Chan's update (n_b the part's columns, total = n + n_b, delta = mean_b -
+// mean; mean += delta * (n_b / total); M2 = (M2 + M2_b) + delta^2 * ((n * n_b) / total)),
+// then rstd = 1/sqrt(M2/width + eps). One part: device_layernorm_row's statistics exactly.
+LayerNormParts combine_layernorm_moments(const float* mean_m2, int parts, std::size_t part_stride, int width,
+                                         int part_width, float eps);
+// out[i] = fp16(((x[i] - mean) * rstd) * gamma[i] + beta[i]) over one part of a row.
+void device_layernorm_apply(const float* x, const float* gamma, const float* beta, float* out, int count,
+                            const LayerNormParts& s);
+// A whole row through the three steps above: the device-numerics reference's form.
+void device_layernorm_split_row(const float* x, const float* gamma, const float* beta, float* out, int width,
+                                int part_width, float eps);
+
 // out = fp16(0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3)))) computed in FP32.
 void device_gelu(const float* x, float* out, std::size_t count);
 

@@ -82,16 +82,11 @@ void add_fp16(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out
 }
 
 LayerNormStatistics layernorm_statistics(const float* x, int width, float eps) {
-  float sum = 0.0f;
-  for (int i = 0; i < width; ++i) sum += x[i];
-  const float mean = sum / static_cast<float>(width);
-  float squares = 0.0f;
-  for (int i = 0; i < width; ++i) {
-    const float d = x[i] - mean;
-    squares += d * d;
-  }
-  const float variance = squares / static_cast<float>(width);
-  return {mean, 1.0f / std::sqrt(variance + eps)};
+  // The whole row as one part of the split LayerNorm (device_kernels_split_norm.cpp).
+  float mean_m2[2];
+  device_layernorm_moments(x, width, mean_m2);
+  const float variance = mean_m2[1] / static_cast<float>(width);
+  return {mean_m2[0], 1.0f / std::sqrt(variance + eps)};
 }
 
 float layernorm_element(float x, float gamma, float beta, const LayerNormStatistics& s) {

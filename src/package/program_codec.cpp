@@ -92,6 +92,8 @@ nlohmann::json model_json(const model::ViTConfig& c, const model::NumericsConfig
   j["numerics"] = {{"roles", roles},
                    {"attention_key_block", n.attention_key_block},
                    {"map_attention_key_block", n.map_attention_key_block}};
+  // Only when a LayerNorm is split, so other packages keep their bytes.
+  if (n.encoder_norm_part != std::array<std::uint32_t, 2>{}) j["numerics"]["encoder_norm_part"] = n.encoder_norm_part;
   // Only in packages with FP8 attention products, so the others keep their bytes.
   if (n.attention_fp8) j["numerics"]["attention_fp8_scale"] = n.attention_scale;
   j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
@@ -237,6 +239,12 @@ Executable decode_package(const Container& c) {
     }
     out.numerics.attention_key_block = json_integer<std::uint32_t>(j.at("numerics").at("attention_key_block"), "numerics.attention_key_block");
     out.numerics.map_attention_key_block = json_integer<std::uint32_t>(j.at("numerics").at("map_attention_key_block"), "numerics.map_attention_key_block");
+    if (j.at("numerics").contains("encoder_norm_part")) {
+      const auto& parts = j.at("numerics").at("encoder_norm_part");
+      if (!parts.is_array() || parts.size() != 2) throw Error("numerics.encoder_norm_part: expected 2 numbers");
+      for (std::size_t i = 0; i < 2; ++i)
+        out.numerics.encoder_norm_part[i] = json_integer<std::uint32_t>(parts[i], "numerics.encoder_norm_part");
+    }
     if (j.at("numerics").contains("attention_fp8_scale")) {
       out.numerics.attention_fp8 = true;
       out.numerics.attention_scale = json_integer<int>(j.at("numerics").at("attention_fp8_scale"), "numerics.attention_fp8_scale");

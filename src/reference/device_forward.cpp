@@ -112,13 +112,18 @@ std::vector<float> run_linear(const DeviceLinear& l, std::vector<float> x, int r
   return y;
 }
 
+// With part_width > 0 each row's moments are taken in column parts and combined in part
+// order, as the compiler's split LayerNorm does (docs/NUMERICS.md).
 std::vector<float> run_layer_norm(const DeviceLayerNorm& p, const std::vector<float>& x, int rows, int width,
-                                  float eps) {
+                                  float eps, std::uint32_t part_width = 0) {
   std::vector<float> y(x.size());
 #pragma omp parallel for schedule(static)
-  for (int r = 0; r < rows; ++r)
-    numerics::device_layernorm_row(x.data() + static_cast<std::size_t>(r) * width, p.scale.data(), p.bias.data(),
-                                   y.data() + static_cast<std::size_t>(r) * width, width, eps);
+  for (int r = 0; r < rows; ++r) {
+    const float* in = x.data() + static_cast<std::size_t>(r) * width;
+    float* out = y.data() + static_cast<std::size_t>(r) * width;
+    if (part_width == 0) numerics::device_layernorm_row(in, p.scale.data(), p.bias.data(), out, width, eps);
+    else numerics::device_layernorm_split_row(in, p.scale.data(), p.bias.data(), out, width, static_cast<int>(part_width), eps);
+  }
   return y;
 }
 
@@ -256,13 +261,13 @@ std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const 
 
   std::vector<float> attn(static_cast<std::size_t>(rows) * w);
   for (const auto& layer : dw.layers) {
-    auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps), rows);
+    auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps, numerics_.encoder_norm_part[0]), rows);
     // FP8 attention products: the QKV epilogue's cast of Q, K and V to F143.
     if (numerics_.attention_fp8) numerics::fp8_round(qkv.data(), qkv.size(), numerics::Fp8Format::F143, numerics_.attention_scale);
     attention(c, batch, t, qkv.data(), 3 * w, 3 * tw, t, qkv.data() + w, qkv.data() + 2 * w, 3 * w, 3 * tw,
               attn.data(), tw, numerics_.attention_key_block, numerics::AttentionPrecision{numerics_.attention_fp8});
     residual_add(x, layer_scale(layer.ls1, run_linear(layer.out, attn, rows)));
-    residual_add(x, layer_scale(layer.ls2, mlp(layer.fc1, layer.fc2, c.activation, run_layer_norm(layer.ln2, x, rows, w, eps), rows)));
+    residual_add(x, layer_scale(layer.ls2, mlp(layer.fc1, layer.fc2, c.activation, run_layer_norm(layer.ln2, x, rows, w, eps, numerics_.encoder_norm_part[1]), rows)));
   }
   switch (c.pooling) {
     case model::Pooling::hidden_state: return x;

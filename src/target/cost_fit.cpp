@@ -91,7 +91,9 @@ std::size_t points_rank(const MachineDescription& m, Formula f, const std::vecto
   return rank(relative_rows(m, f, points, std::vector<bool>(formula_keys(f).size(), true)));
 }
 
-// Least squares with coefficients fixed at 0, in key order, until the rest are determined.
+// Least squares with coefficients fixed at 0, in key order, until the rest are determined
+// and none is negative (a machine file holds non-negative coefficients: a negative fixed
+// cost fitted through two points is fixed at 0 instead, and the rest refitted).
 std::vector<double> reduced_fit(const MachineDescription& m, Formula f, const std::vector<const CatalogPoint*>& points,
                                 std::string& fixed) {
   const std::size_t n = formula_keys(f).size();
@@ -104,7 +106,7 @@ std::vector<double> reduced_fit(const MachineDescription& m, Formula f, const st
       std::vector<double> c(n, 0);
       for (std::size_t j = 0, k = 0; j < n; ++j)
         if (keep[j]) c[j] = solved[k++];
-      return c;
+      if (dropped + 1 == n || c[dropped] >= 0) return c;
     }
     if (dropped + 1 == n) throw Error("formula " + std::string(to_string(f)) + ": points determine no coefficient");
     keep[dropped] = false;

@@ -31,6 +31,12 @@ inline constexpr NumberKey kCostNumbers[] = {
     {"add_per_vector", &CostCoefficients::add_per_vector},
     {"cast_fp16_fp8_base", &CostCoefficients::cast_base},
     {"cast_fp16_fp8_per_vector", &CostCoefficients::cast_per_vector},
+    {"layer_norm_moments_base", &CostCoefficients::layer_norm_moments_base},
+    {"layer_norm_moments_per_vector", &CostCoefficients::layer_norm_moments_per_vector},
+    {"layer_norm_apply_base", &CostCoefficients::layer_norm_apply_base},
+    {"layer_norm_apply_per_vector", &CostCoefficients::layer_norm_apply_per_vector},
+    {"gelu_f8out_base", &CostCoefficients::gelu_f8out_base},
+    {"gelu_f8out_per_vector", &CostCoefficients::gelu_f8out_per_vector},
     {"copy_base", &CostCoefficients::copy_base},
     {"copy_bytes_per_cycle", &CostCoefficients::copy_bytes_per_cycle},
 };

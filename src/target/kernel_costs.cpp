@@ -24,9 +24,10 @@ std::uint64_t whole_cycles(double cycles) {
   return whole <= 0 ? 0 : static_cast<std::uint64_t>(whole);
 }
 
-constexpr std::array<Kernel, 8> kKernels = {Kernel::gemm,       Kernel::layernorm, Kernel::gelu,
-                                            Kernel::softmax,    Kernel::reduce_add, Kernel::add,
-                                            Kernel::cast_fp16_fp8, Kernel::copy};
+constexpr std::array<Kernel, 11> kKernels = {Kernel::gemm,          Kernel::layernorm,          Kernel::gelu,
+                                             Kernel::softmax,       Kernel::reduce_add,         Kernel::add,
+                                             Kernel::cast_fp16_fp8, Kernel::copy,               Kernel::layer_norm_moments,
+                                             Kernel::layer_norm_apply, Kernel::gelu_f8out};
 constexpr std::string_view kGemmDims[] = {"rows", "inner", "columns"};
 constexpr std::string_view kRowsWidth[] = {"rows", "width"};
 constexpr std::string_view kElements[] = {"elements"};
@@ -46,6 +47,9 @@ std::string_view to_string(Kernel kernel) {
     case Kernel::add: return "add";
     case Kernel::cast_fp16_fp8: return "cast_fp16_fp8";
     case Kernel::copy: return "copy";
+    case Kernel::layer_norm_moments: return "layer_norm_moments";
+    case Kernel::layer_norm_apply: return "layer_norm_apply";
+    case Kernel::gelu_f8out: return "gelu_f8out";
   }
   return "?";
 }
@@ -75,7 +79,10 @@ std::span<const std::string_view> dim_names(Kernel kernel) {
     case Kernel::copy: return kBytes;
     case Kernel::gelu:
     case Kernel::add:
-    case Kernel::cast_fp16_fp8: return kElements;
+    case Kernel::cast_fp16_fp8:
+    case Kernel::layer_norm_moments:
+    case Kernel::layer_norm_apply:
+    case Kernel::gelu_f8out: return kElements;
   }
   return {};
 }
@@ -107,9 +114,10 @@ std::uint64_t worker_vectors(const MachineDescription& m, std::uint64_t elements
 
 namespace {
 
-constexpr std::array<Formula, 9> kFormulas = {Formula::gemm_fp16,     Formula::gemm_fp8, Formula::layernorm,
-                                              Formula::softmax_whole, Formula::softmax_split, Formula::gelu,
-                                              Formula::add,           Formula::reduce_add, Formula::cast_fp16_fp8};
+constexpr std::array<Formula, 12> kFormulas = {
+    Formula::gemm_fp16, Formula::gemm_fp8,   Formula::layernorm,     Formula::softmax_whole,
+    Formula::softmax_split, Formula::gelu,   Formula::add,           Formula::reduce_add,
+    Formula::cast_fp16_fp8, Formula::layer_norm_moments, Formula::layer_norm_apply, Formula::gelu_f8out};
 constexpr std::string_view kGemm16Keys[] = {"gemm_fp16_base", "gemm_fp16_per_row", "gemm_fp16_per_panel"};
 constexpr std::string_view kGemm8Keys[] = {"gemm_fp8_base", "gemm_fp8_per_row", "gemm_fp8_per_panel"};
 constexpr std::string_view kLayernormKeys[] = {"layernorm_base", "layernorm_per_row", "layernorm_per_row_vector"};
@@ -119,6 +127,9 @@ constexpr std::string_view kGeluKeys[] = {"gelu_base", "gelu_per_vector"};
 constexpr std::string_view kAddKeys[] = {"add_base", "add_per_vector"};
 constexpr std::string_view kReduceKeys[] = {"reduce_add_base", "reduce_add_per_vector", "reduce_add_per_vector_partial"};
 constexpr std::string_view kCastKeys[] = {"cast_fp16_fp8_base", "cast_fp16_fp8_per_vector"};
+constexpr std::string_view kMomentsKeys[] = {"layer_norm_moments_base", "layer_norm_moments_per_vector"};
+constexpr std::string_view kApplyKeys[] = {"layer_norm_apply_base", "layer_norm_apply_per_vector"};
+constexpr std::string_view kGeluF8Keys[] = {"gelu_f8out_base", "gelu_f8out_per_vector"};
 
 double as_double(std::uint64_t v) { return static_cast<double>(v); }
 
@@ -137,6 +148,9 @@ std::string_view to_string(Formula f) {
     case Formula::add: return "add";
     case Formula::reduce_add: return "reduce_add";
     case Formula::cast_fp16_fp8: return "cast_fp16_fp8";
+    case Formula::layer_norm_moments: return "layer_norm_moments";
+    case Formula::layer_norm_apply: return "layer_norm_apply";
+    case Formula::gelu_f8out: return "gelu_f8out";
   }
   return "?";
 }
@@ -151,7 +165,10 @@ std::span<const std::string_view> formula_dims(Formula f) {
     case Formula::reduce_add: return kReduceDims;
     case Formula::gelu:
     case Formula::add:
-    case Formula::cast_fp16_fp8: return kElements;
+    case Formula::cast_fp16_fp8:
+    case Formula::layer_norm_moments:
+    case Formula::layer_norm_apply:
+    case Formula::gelu_f8out: return kElements;
   }
   return {};
 }
@@ -167,6 +184,9 @@ std::span<const std::string_view> formula_keys(Formula f) {
     case Formula::add: return kAddKeys;
     case Formula::reduce_add: return kReduceKeys;
     case Formula::cast_fp16_fp8: return kCastKeys;
+    case Formula::layer_norm_moments: return kMomentsKeys;
+    case Formula::layer_norm_apply: return kApplyKeys;
+    case Formula::gelu_f8out: return kGeluF8Keys;
   }
   return {};
 }
@@ -183,6 +203,9 @@ std::vector<double*> formula_coefficients(CostCoefficients& c, Formula f) {
     case Formula::add: return {&c.add_base, &c.add_per_vector};
     case Formula::reduce_add: return {&c.reduce_add_base, &c.reduce_add_per_vector, &c.reduce_add_per_vector_partial};
     case Formula::cast_fp16_fp8: return {&c.cast_base, &c.cast_per_vector};
+    case Formula::layer_norm_moments: return {&c.layer_norm_moments_base, &c.layer_norm_moments_per_vector};
+    case Formula::layer_norm_apply: return {&c.layer_norm_apply_base, &c.layer_norm_apply_per_vector};
+    case Formula::gelu_f8out: return {&c.gelu_f8out_base, &c.gelu_f8out_per_vector};
   }
   return {};
 }
@@ -228,7 +251,13 @@ std::vector<double> formula_terms(const MachineDescription& m, Formula f, std::s
     }
     case Formula::gelu:
     case Formula::add:
-    case Formula::cast_fp16_fp8: return {1, as_double(worker_vectors(m, d[0]))};
+    case Formula::cast_fp16_fp8:
+    // The split LayerNorm's kernels take a block's elements in grains, rows one after
+    // another: measured on one row (1 x 1152) only, so a block of several short rows is an
+    // extrapolation (no per-row term can be fitted: docs/COST_MODEL.md).
+    case Formula::layer_norm_moments:
+    case Formula::layer_norm_apply:
+    case Formula::gelu_f8out: return {1, as_double(worker_vectors(m, d[0]))};
     case Formula::reduce_add: {
       const double vectors = as_double(worker_vectors(m, d[0]));
       return {1, vectors, vectors * as_double(d[1])};
@@ -291,6 +320,18 @@ std::uint64_t cast_fp16_fp8_cycles(const MachineDescription& m, std::uint64_t el
   return formula_cycles(m, Formula::cast_fp16_fp8, std::span<const std::uint64_t>(&elements, 1));
 }
 
+std::uint64_t layer_norm_moments_cycles(const MachineDescription& m, std::uint64_t elements) {
+  return formula_cycles(m, Formula::layer_norm_moments, std::span<const std::uint64_t>(&elements, 1));
+}
+
+std::uint64_t layer_norm_apply_cycles(const MachineDescription& m, std::uint64_t elements) {
+  return formula_cycles(m, Formula::layer_norm_apply, std::span<const std::uint64_t>(&elements, 1));
+}
+
+std::uint64_t gelu_f8out_cycles(const MachineDescription& m, std::uint64_t elements) {
+  return formula_cycles(m, Formula::gelu_f8out, std::span<const std::uint64_t>(&elements, 1));
+}
+
 std::uint64_t copy_cycles(const MachineDescription& m, std::uint64_t bytes) {
   return whole_cycles(m.costs.copy_base + static_cast<double>(bytes) / m.costs.copy_bytes_per_cycle);
 }
@@ -323,6 +364,9 @@ bool kernel_calibrated(const MachineDescription& m, Kernel kernel) {
     case Kernel::add: return formula_calibrated(m, Formula::add);
     case Kernel::cast_fp16_fp8: return formula_calibrated(m, Formula::cast_fp16_fp8);
     case Kernel::copy: return false;  // 288 + 8 B/cycle is a quoted rule of thumb, not a measured call
+    case Kernel::layer_norm_moments: return formula_calibrated(m, Formula::layer_norm_moments);
+    case Kernel::layer_norm_apply: return formula_calibrated(m, Formula::layer_norm_apply);
+    case Kernel::gelu_f8out: return formula_calibrated(m, Formula::gelu_f8out);
   }
   return false;
 }
@@ -343,6 +387,9 @@ std::uint64_t predict_cycles(const MachineDescription& m, const KernelCall& call
     case Kernel::add: return add_cycles(m, d[0]);
     case Kernel::cast_fp16_fp8: return cast_fp16_fp8_cycles(m, d[0]);
     case Kernel::copy: return copy_cycles(m, d[0]);
+    case Kernel::layer_norm_moments: return layer_norm_moments_cycles(m, d[0]);
+    case Kernel::layer_norm_apply: return layer_norm_apply_cycles(m, d[0]);
+    case Kernel::gelu_f8out: return gelu_f8out_cycles(m, d[0]);
   }
   return 0;
 }

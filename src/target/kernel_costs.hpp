@@ -18,17 +18,26 @@
 
 namespace tilevit::target {
 
-enum class Kernel { gemm, layernorm, gelu, softmax, reduce_add, add, cast_fp16_fp8, copy };
+// The split LayerNorm's two kernels (moments of a part of each row; the parts combined and
+// applied) and the GELU writing FP8 come after the original eight.
+enum class Kernel {
+  gemm, layernorm, gelu, softmax, reduce_add, add, cast_fp16_fp8, copy,
+  layer_norm_moments, layer_norm_apply, gelu_f8out
+};
 enum class Precision { fp16, fp8 };
 
 // The fitted cost formulas, one per kernel and mode: each is a sum of coefficient x term
 // (formula_terms), the coefficients being [costs] keys (formula_keys) fitted to measurements
 // of one kernel generation (cost_fit.hpp). The local copy is a stated rule, not a formula here.
-enum class Formula { gemm_fp16, gemm_fp8, layernorm, softmax_whole, softmax_split, gelu, add, reduce_add, cast_fp16_fp8 };
+enum class Formula {
+  gemm_fp16, gemm_fp8, layernorm, softmax_whole, softmax_split, gelu, add, reduce_add, cast_fp16_fp8,
+  layer_norm_moments, layer_norm_apply, gelu_f8out
+};
 std::span<const Formula> all_formulas();
 std::string_view to_string(Formula formula);
 // The formula's dims: gemm rows, inner, columns | layernorm rows, width | softmax rows, keys |
-// gelu, add, cast elements | reduce_add elements, partials.
+// gelu, add, cast, layer_norm_moments, layer_norm_apply, gelu_f8out elements | reduce_add
+// elements, partials.
 std::span<const std::string_view> formula_dims(Formula formula);
 std::span<const std::string_view> formula_keys(Formula formula);
 std::vector<double> formula_terms(const MachineDescription& machine, Formula formula, std::span<const std::uint64_t> dims);
@@ -53,7 +62,8 @@ std::span<const Kernel> all_kernels();
 
 // The kernel's extents, in the order KernelCall::dims holds them:
 // gemm rows, inner, columns | layernorm rows, width | gelu elements | softmax rows, keys |
-// reduce_add elements, partials | add elements | cast_fp16_fp8 elements | copy bytes.
+// reduce_add elements, partials | add elements | cast_fp16_fp8 elements | copy bytes |
+// layer_norm_moments, layer_norm_apply, gelu_f8out elements.
 std::span<const std::string_view> dim_names(Kernel kernel);
 
 struct KernelCall {
@@ -87,6 +97,11 @@ std::uint64_t reduce_add_cycles(const MachineDescription& machine, std::uint64_t
 std::uint64_t add_cycles(const MachineDescription& machine, std::uint64_t elements);
 std::uint64_t cast_fp16_fp8_cycles(const MachineDescription& machine, std::uint64_t elements);
 std::uint64_t copy_cycles(const MachineDescription& machine, std::uint64_t bytes);
+// The split LayerNorm's parts and the FP8-output GELU, per element of the call (the
+// workers take whole grains of the block, rows one after another).
+std::uint64_t layer_norm_moments_cycles(const MachineDescription& machine, std::uint64_t elements);
+std::uint64_t layer_norm_apply_cycles(const MachineDescription& machine, std::uint64_t elements);
+std::uint64_t gelu_f8out_cycles(const MachineDescription& machine, std::uint64_t elements);
 
 // Elements handled by the busiest worker when `elements` are dealt to `workers` workers in
 // grains of `grain` (the remainder forms one partial grain): non-decreasing in `elements`.

@@ -71,6 +71,9 @@ struct CostCoefficients {
   double reduce_add_base = 0, reduce_add_per_vector = 0, reduce_add_per_vector_partial = 0;
   double add_base = 0, add_per_vector = 0;
   double cast_base = 0, cast_per_vector = 0;
+  double layer_norm_moments_base = 0, layer_norm_moments_per_vector = 0;
+  double layer_norm_apply_base = 0, layer_norm_apply_per_vector = 0;
+  double gelu_f8out_base = 0, gelu_f8out_per_vector = 0;
   double copy_base = 0, copy_bytes_per_cycle = 1;
   bool operator==(const CostCoefficients&) const = default;
 };

@@ -28,4 +28,14 @@ inline compiler::CompileOptions pinned_splits() {
   return options;
 }
 
+// The encoder's LayerNorms split over the residual's column parts (the patch GEMM's
+// output in 3 column blocks of 48) and the MLP's GELU writing FP8.
+inline compiler::CompileOptions split_norm_pins() {
+  compiler::CompileOptions options;
+  options.pins.gemm["embeddings.patch"] = compiler::GemmSplits{1, 1, 3};
+  options.pins.split_norms = {"layer.ln1", "layer.ln2"};
+  options.pins.fp8_output_gelus = {"layer.mlp.gelu"};
+  return options;
+}
+
 }  // namespace tilevit::test_support

@@ -98,6 +98,10 @@ TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
   compiler::CompileOptions fp8;  // FP8 attention products (a plan choice)
   fp8.pins.fp8_attention = {"layer.attention"};
   check(test_support::compile_small(2, fp8));
+  compiler::CompileOptions fused;  // the split LayerNorm's and the FP8-output GELU's kinds
+  fused.pins.split_norms = {"layer.ln1", "layer.ln2"};
+  fused.pins.fp8_output_gelus = {"layer.mlp.gelu"};
+  check(test_support::compile_small(2, fused));
   for (const char* preset : {"dinov2-tiny", "clip-tiny"})
     check(compiler::compile_model(
         compiler::build_vit_graph(model::ViTConfig::preset(preset), model::NumericsConfig::uniform(-4)), target::test16(), {}));

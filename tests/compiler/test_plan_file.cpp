@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "compiler/plan_file.hpp"
 #include "small_model.hpp"
@@ -125,9 +126,9 @@ TEST(PlanFile, FP8AttentionRoundTripsAndRebuildsTheSameProgram) {
   EXPECT_TRUE(compiled.executable.numerics.attention_fp8);
   const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
                          R"("exchange_stream_words": 1024, "attention": {}, "gemm": {}, )";
-  EXPECT_NE(error_of(v2 + R"("fp8_attention": "layer.attention"})").find("fp8_attention: expected a list of op names"),
+  EXPECT_NE(error_of(v2 + R"("fp8_attention": "layer.attention"})").find("fp8_attention: expected an array of op names"),
             std::string::npos);
-  EXPECT_NE(error_of(v2 + R"("fp8_attention": ["a", "a"]})").find("listed twice"), std::string::npos);
+  EXPECT_NE(error_of(v2 + R"("fp8_attention": ["a", "a"]})").find("fp8_attention: op a named twice"), std::string::npos);
   // Without the field, FP16 attention: the heuristic plan's.
   EXPECT_TRUE(small_plan().pins.fp8_attention.empty());
   EXPECT_EQ(compiler::plan_file_text(small_plan()).find("fp8_attention"), std::string::npos);
@@ -150,4 +151,27 @@ TEST(PlanFile, APlanForAnotherModelOrMachineIsRejected) {
   }
   std::filesystem::remove(path);
   EXPECT_THROW(compiler::read_plan_file(path.string(), plan.target), Error);  // missing file
+}
+
+TEST(PlanFile, SplitNormsAndFp8GelusRoundTripAndRebuildTheSameProgram) {
+  const auto compiled = test_support::compile_small(2, test_support::split_norm_pins());
+  compiler::PlanFile plan{compiler::plan_target(compiled.executable.config, target::test16()), compiled.plan, 1024};
+  EXPECT_EQ(plan.pins.split_norms, (std::set<std::string>{"layer.ln1", "layer.ln2"}));
+  EXPECT_EQ(plan.pins.fp8_output_gelus, std::set<std::string>{"layer.mlp.gelu"});
+  const auto back = compiler::parse_plan_file(compiler::plan_file_text(plan), "p.json", 64);
+  EXPECT_EQ(back.pins.split_norms, plan.pins.split_norms);
+  EXPECT_EQ(back.pins.fp8_output_gelus, plan.pins.fp8_output_gelus);
+  compiler::CompileOptions pinned;
+  pinned.pins = back.pins;
+  const auto again = test_support::compile_small(2, pinned);
+  EXPECT_EQ(again.stats.estimated_cycles, compiled.stats.estimated_cycles);
+  EXPECT_EQ(again.executable.numerics.encoder_norm_part, compiled.executable.numerics.encoder_norm_part);
+  // Absent from plans that use neither.
+  EXPECT_EQ(compiler::plan_file_text(small_plan()).find("split_norms"), std::string::npos);
+  const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
+                         R"("exchange_stream_words": 1024, "attention": {}, "gemm": {}, )";
+  EXPECT_NE(error_of(v2 + R"("split_norms": "layer.ln1"})").find("split_norms: expected an array of op names"),
+            std::string::npos);
+  EXPECT_NE(error_of(v2 + R"("fp8_output_gelus": ["a", "a"]})").find("fp8_output_gelus: op a named twice"),
+            std::string::npos);
 }

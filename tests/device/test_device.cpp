@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "compiler/compile.hpp"
@@ -81,6 +82,26 @@ TEST(Device, PinnedSplitsOnTheSmallModelBitExactWithDeviceNumerics) {
   device::Device dev(b.contents);
   dev.upload_weights(b.weights);
   EXPECT_EQ(dev.run(b.images), reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images));
+}
+
+// The LayerNorms split over the residual's 3 column parts and the GELU with FP8 output:
+// the reference combines the same parts in the same order; the fused GELU gives the
+// unfused bits.
+TEST(Device, SplitLayerNormAndFp8GeluBitExactWithDeviceNumerics) {
+  const compiler::CompileOptions options = test_support::split_norm_pins();
+  Built b = build(model::ViTConfig::small(), target::test16(), 11, options);
+  EXPECT_EQ(b.contents.numerics.encoder_norm_part, (std::array<std::uint32_t, 2>{48, 48}));
+  device::Device dev(b.contents);
+  dev.upload_weights(b.weights);
+  const auto got = dev.run(b.images);
+  EXPECT_EQ(got, reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images));
+
+  compiler::CompileOptions unfused = options;
+  unfused.pins.fp8_output_gelus.clear();
+  Built u = build(model::ViTConfig::small(), target::test16(), 11, unfused);
+  device::Device plain(u.contents);
+  plain.upload_weights(u.weights);
+  EXPECT_EQ(plain.run(u.images), got);
 }
 
 // FP8 attention products pinned (with key blocks, so the panel-rounded partials are
