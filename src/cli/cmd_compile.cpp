@@ -122,6 +122,8 @@ struct CompileCommand {
     j["exchange_bytes_per_call"] = s.exchange_bytes;
     j["peak_tile_bytes"] = s.peak_tile_bytes;
     j["largest_hole_min"] = s.largest_hole_min;
+    // The fastest grids did not fit: the GEMM grids were chosen under this per-tile cap.
+    if (s.gemm_tile_bytes_cap != 0) j["gemm_tile_bytes_cap"] = s.gemm_tile_bytes_cap;
     j["weight_bytes"] = s.weight_bytes;
     j["unique_weight_bytes"] = s.unique_weight_bytes;
     j["weight_replication"] = s.unique_weight_bytes ? double(s.weight_bytes) / double(s.unique_weight_bytes) : 0.0;

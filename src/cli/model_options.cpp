@@ -22,7 +22,7 @@ namespace tilevit::cli {
 // The model takes 1..64 images per call; the machine's SRAM fits fewer (measured with
 // `tilevit compile --batch B` on the embedded C600 at 27 layers: 2 fits, 3 does not).
 const char* const kBatchHelp =
-    "images per call: 1..64 for the model, but the tiles' SRAM limits it (So400m, 27 layers on the C600: at most 2); "
+    "images per call: 1..64 for the model, but the tiles' SRAM limits it (So400m, 27 layers on the C600: at most 3); "
     "compile says when a batch does not fit";
 
 void ModelOptions::add_to(CLI::App& app, bool with_inputs) {

@@ -33,7 +33,11 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
     out << "stage on chip " << s["chip"] << ": layers " << s["first_layer"] << "-"
         << s["first_layer"].get<int>() + s["layers"].get<int>() - 1 << (s["embeds"].get<bool>() ? " + embedding" : "")
         << (s["pools"].get<bool>() ? " + head" : "") << ", " << s["estimated_cycles"] << " cycles, SRAM peak "
-        << s["peak_tile_bytes"] << " B per tile\n";
+        << s["peak_tile_bytes"] << " B per tile"
+        << (s.contains("gemm_tile_bytes_cap")
+                ? " (GEMM grids under a " + std::to_string(s["gemm_tile_bytes_cap"].get<std::uint64_t>()) + " B cap to fit)"
+                : std::string())
+        << "\n";
   for (const auto& l : j["pipeline"]["links"])
     out << "link chip " << l["from_chip"] << " -> " << l["to_chip"] << ": " << l["bytes"] << " B, " << l["cycles"]
         << " cycles (latency " << l["latency_cycles"] << ", uncalibrated)\n";

@@ -27,9 +27,11 @@ std::vector<TileMemoryStats> tile_memory_stats(const target::MachineDescription&
   return stats;
 }
 
-CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options) {
-  const LoweringOptions lowering{options.exchange_stream_words, options.profiling, options.pins};
-  Lowered lowered = lower(graph, machine, lowering);
+namespace {
+
+// The placed program of one lowering (throws DoesNotFit when a tile is over its SRAM).
+CompiledModel compile_lowered(const Graph& graph, const target::MachineDescription& machine,
+                              const CompileOptions& options, Lowered lowered) {
   CompiledModel out{Executable{machine, graph.config, lowered.numerics, graph.tensors, std::move(lowered.program),
                                std::move(lowered.bindings), graph.stage},
                     lowered.plan,
@@ -62,7 +64,39 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
     }
   }
   static_cast<ProgramSummary&>(s) = summarize_program(machine, p, graph.tensors);
+  s.gemm_tile_bytes_cap = options.gemm_tile_bytes_cap;
   return out;
+}
+
+// The next cap after `overflow`: the largest GEMM's bytes less the tile's shortfall; 0 when
+// that leaves nothing or does not tighten `current`.
+std::uint64_t tighter_cap(const std::map<std::string, std::uint64_t>& gemm_tile_bytes, const TileOverflow& overflow,
+                          std::uint64_t current) {
+  std::uint64_t largest = 0;
+  for (const auto& [op, bytes] : gemm_tile_bytes) largest = std::max(largest, bytes);
+  if (current != 0) largest = std::min(largest, current);
+  const std::uint64_t shortfall = std::max<std::uint64_t>(overflow.needed - std::min(overflow.needed, overflow.available), 1);
+  return largest > shortfall ? largest - shortfall : 0;
+}
+
+}  // namespace
+
+CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options) {
+  constexpr int kCapRounds = 6;
+  CompileOptions attempt = options;
+  for (int round = 0;; ++round) {
+    Lowered lowered = lower(graph, machine, {attempt.exchange_stream_words, attempt.profiling, attempt.pins,
+                                             attempt.gemm_tile_bytes_cap});
+    const std::map<std::string, std::uint64_t> gemm_tile_bytes = lowered.gemm_tile_bytes;
+    try {
+      return compile_lowered(graph, machine, attempt, std::move(lowered));
+    } catch (const DoesNotFit& e) {
+      const bool may_cap = options.gemm_tile_bytes_cap == 0 && round < kCapRounds;
+      const std::uint64_t cap = may_cap ? tighter_cap(gemm_tile_bytes, e.overflow(), attempt.gemm_tile_bytes_cap) : 0;
+      if (cap == 0) throw;
+      attempt.gemm_tile_bytes_cap = cap;
+    }
+  }
 }
 
 }  // namespace tilevit::compiler

@@ -18,10 +18,14 @@ struct CompileOptions {
   std::uint32_t exchange_stream_words = 1024;
   ProfilingOptions profiling;  // enabled: reserve the profiling buffers
   PlanPins pins{};             // passed to lowering (LoweringOptions::pins)
+  // A per-tile bound on each chosen GEMM grid's bytes (gemm_plan.hpp GemmMemoryCap); 0:
+  // none at first, and compile_model sets one itself when the fastest grids do not fit.
+  std::uint64_t gemm_tile_bytes_cap = 0;
 };
 
 struct CompileStats : ProgramSummary {
   std::uint32_t peak_tile_bytes = 0, largest_hole_min = 0;
+  std::uint64_t gemm_tile_bytes_cap = 0;  // the cap the grids were chosen under (0: none)
 };
 
 // A compiled model as it runs: what a package holds (package/program_codec.hpp) and what
@@ -44,6 +48,11 @@ struct CompiledModel {
   CompileStats stats;
 };
 
+// Lowers and places `graph`. When placement finds a tile over its SRAM and no cap was
+// given, the chosen GEMM grids are re-chosen under a per-tile byte cap: the largest
+// GEMM's bytes (gemm_tile_bytes) less the worst tile's shortfall, tightened again while
+// a tile is still short (a few rounds). Models that fit are compiled exactly as before;
+// one that still does not fit throws the last DoesNotFit.
 CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options);
 
 // The memory statistics of every tile of a placed program (from its allocations and their

@@ -71,17 +71,33 @@ void for_each_gemm_grid(const target::MachineDescription& m, const GemmShape& s,
   }
 }
 
+std::uint64_t gemm_tile_bytes(const GemmShape& s, const GemmGrid& g, std::uint32_t layers) {
+  const std::uint64_t esize = s.fp8 ? 1 : 2;
+  const std::uint64_t a_block = std::uint64_t(g.r_block) * g.k_block * esize;
+  const std::uint64_t w_block = std::uint64_t(g.k_block) * g.c_block * esize;
+  const std::uint64_t partial = std::uint64_t(g.r_block) * g.c_block * 2;
+  const std::uint64_t resident = g.r_splits > 1 ? std::uint64_t(ceil_div(g.k_block, g.r_splits)) * g.c_block * esize : w_block;
+  const std::uint64_t computing = a_block + (g.r_splits > 1 ? w_block : 0) + partial;
+  const std::uint64_t reducing = g.k_splits > 1 ? 2 * partial : 0;
+  return resident * layers + std::max(computing, reducing);
+}
+
 GemmGrid choose_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
-                          std::uint32_t min_tiles) {
+                          std::uint32_t min_tiles, const GemmMemoryCap& cap) {
   GemmGrid best;
+  std::uint64_t best_over = 0;  // bytes over the cap (0: within it)
   bool found = false;
   const std::uint32_t panels =
       ceil_div(s.inner, inner_quantum(m, s.fp8)) * ceil_div(s.columns, column_quantum(m, s.fp8)) * s.rows;
   for_each_gemm_grid(m, s, tiles, [&](const GemmGrid& g) {
     if (g.tiles() < std::min(min_tiles, panels)) return;
-    if (!found || g.estimated_cycles < best.estimated_cycles ||
-        (g.estimated_cycles == best.estimated_cycles && g.tiles() < best.tiles())) {
+    const std::uint64_t bytes = cap.tile_bytes == 0 ? 0 : gemm_tile_bytes(s, g, cap.layers);
+    const std::uint64_t over = bytes > cap.tile_bytes ? bytes - cap.tile_bytes : 0;
+    if (!found || over < best_over ||
+        (over == best_over && (g.estimated_cycles < best.estimated_cycles ||
+                               (g.estimated_cycles == best.estimated_cycles && g.tiles() < best.tiles())))) {
       best = g;
+      best_over = over;
       found = true;
     }
   });
@@ -93,12 +109,12 @@ GemmGrid choose_gemm_grid(const target::MachineDescription& m, const GemmShape& 
 }
 
 GemmGrid plan_gemm_grid(const target::MachineDescription& m, const GemmShape& s, std::uint32_t tiles,
-                        const PlanPins& pins, const std::string& op_name) {
+                        const PlanPins& pins, const std::string& op_name, const GemmMemoryCap& cap) {
   const auto pin = pins.gemm.find(op_name);
   if (pin == pins.gemm.end()) {
     for (std::uint32_t min_tiles = tiles - tiles / 4;; min_tiles /= 2) {
       try {
-        return choose_gemm_grid(m, s, tiles, min_tiles);
+        return choose_gemm_grid(m, s, tiles, min_tiles, cap);
       } catch (const Error&) {
         if (min_tiles <= 1) throw;
       }

@@ -30,10 +30,25 @@ struct GemmShape {
   bool fp8 = true;
 };
 
+// A bound on the bytes one tile spends on one GEMM (gemm_tile_bytes), for a model that
+// does not fit with the fastest grids (compile.hpp): 0 = none. `layers`: the weight's
+// layer count (the loop count for a per-layer weight).
+struct GemmMemoryCap {
+  std::uint64_t tile_bytes = 0;
+  std::uint32_t layers = 1;
+};
+
+// The bytes the first (fullest) tile of `grid` needs for the GEMM: its resident weight
+// share for `layers` layers, plus the larger of the compute phase's working set (the
+// gathered left-operand block, the weight block multicast to the Rg tiles when Rg > 1,
+// the FP16 partial sums) and the reduce-scatter's (partial sums and received parts).
+std::uint64_t gemm_tile_bytes(const GemmShape& shape, const GemmGrid& grid, std::uint32_t layers);
+
 // k_block is a multiple of the matrix unit's panel depth and c_block of its panel width
-// (except the last blocks); both keep exchange runs whole 32-bit words.
+// (except the last blocks); both keep exchange runs whole 32-bit words. Under a cap: the
+// fastest grid within it, or the grid needing the fewest bytes when none is.
 GemmGrid choose_gemm_grid(const target::MachineDescription& machine, const GemmShape& shape, std::uint32_t tiles,
-                          std::uint32_t min_tiles);
+                          std::uint32_t min_tiles, const GemmMemoryCap& cap = {});
 
 // Every grid that covers the shape in whole panels on at most `tiles` tiles, with its
 // estimate, in a fixed order (Rg, then Kg, then Cg ascending): what choose_gemm_grid picks
@@ -84,6 +99,7 @@ struct GemmSplits {
   // gathers whole blocks, one run per block, instead of one run per row. The kernel then
   // pays for whole panels (cost model), which the search weighs against the exchange.
   std::uint32_t column_quantum = 0;
+  bool operator==(const GemmSplits&) const = default;
 };
 struct AttentionBlocks {
   std::uint32_t query_block = 0, key_block = 0;
@@ -110,9 +126,9 @@ struct PlanPins {
 // The grids lowering uses: the op's pin (Error naming the op, kExitUsage, when the pin
 // does not fit the shape or the tiles), else the chosen grid. A GEMM then uses most of the
 // chip so every weight byte has a home tile: min_tiles starts at 3/4 of `tiles` and halves
-// until a grid exists.
+// until a grid exists. A cap applies to chosen grids only, never to a pin.
 GemmGrid plan_gemm_grid(const target::MachineDescription& machine, const GemmShape& shape, std::uint32_t tiles,
-                        const PlanPins& pins, const std::string& op_name);
+                        const PlanPins& pins, const std::string& op_name, const GemmMemoryCap& cap = {});
 AttentionGrid plan_attention_grid(const target::MachineDescription& machine, std::uint32_t queries, std::uint32_t keys,
                                   std::uint32_t head_dim, std::uint32_t heads, std::uint32_t tiles,
                                   const PlanPins& pins, const std::string& op_name);

@@ -4,6 +4,7 @@
 // live here: GEMM grids (gemm_plan.hpp), row-split element-wise work, attention by head
 // and query block, broadcast of per-layer vectors from their home tiles.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct LoweringOptions {
   std::uint32_t exchange_stream_words = 1024;
   ProfilingOptions profiling;
   PlanPins pins{};  // grids fixed by op name (gemm_plan.hpp); none: every grid chosen
+  std::uint64_t gemm_tile_bytes_cap = 0;  // GemmMemoryCap for the chosen grids (0: none)
 };
 
 struct Lowered {
@@ -41,6 +43,7 @@ struct Lowered {
   std::vector<HostBinding> bindings;
   std::vector<ElementConflict> conflicts_by_allocation;  // pairs of allocation indices (same tile)
   PlanPins plan;  // the grid every GEMM and attention op used, pinned or chosen (a plan file's content)
+  std::map<std::string, std::uint64_t> gemm_tile_bytes;  // per GEMM op: gemm_tile_bytes of its grid
 };
 
 Lowered lower(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options);

@@ -51,10 +51,11 @@ class GemmLowering {
       : cx_(cx), op_(op), a_(cx.dist(op.inputs[0])), w_id_(op.inputs[1]),
         fp8_(cx.graph.numerics.role(op.role).fp8), esize_(fp8_ ? 1 : 2),
         shape_{a_.rows, cx.graph.tensor(w_id_).rows, cx.graph.tensor(w_id_).cols, fp8_},
-        grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.pins, op.name)),
+        grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.pins, op.name,
+                             GemmMemoryCap{cx.options.gemm_tile_bytes_cap, cx.layers_of(w_id_)})),
         first_tile_(cx.tile_offset(op.name)) {
     cx.record_gemm_inner_block(op.role, grid_.k_splits > 1 ? grid_.k_block : 0);
-    cx.record_gemm_grid(op.name, grid_);
+    cx.record_gemm_grid(op.name, grid_, gemm_tile_bytes(shape_, grid_, cx.layers_of(w_id_)));
   }
 
   void lower() {

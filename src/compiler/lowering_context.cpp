@@ -98,8 +98,8 @@ static std::vector<Transfer> one_landing_per_tile(std::vector<Transfer> transfer
 
 void LoweringContext::add_transfers(std::vector<Transfer> transfers) {
   for (Transfer& t : one_landing_per_tile(std::move(transfers))) {
-    touch(t.source.allocation);
-    for (const Endpoint& d : t.destinations) touch(d.allocation);
+    touch(t.source.allocation, exchange_phase(step()));
+    for (const Endpoint& d : t.destinations) touch(d.allocation, exchange_phase(step()));
     out_.program.steps.back().exchange.push_back(std::move(t));
   }
 }
@@ -112,7 +112,7 @@ void LoweringContext::close_step_if_exchanging() {
 void LoweringContext::add_call(KernelCall call) {
   close_step_if_exchanging();
   call.op = op_index_;
-  for (const Operand& o : call.operands) touch(o.allocation);
+  for (const Operand& o : call.operands) touch(o.allocation, compute_phase(step()));
   out_.program.steps.back().compute.push_back(std::move(call));
 }
 
@@ -135,8 +135,10 @@ std::uint32_t LoweringContext::allocate(std::uint32_t tile, const std::string& l
   if (bytes == 0) throw Error("compiler: empty allocation " + label, kExitInternal);
   Allocation a;
   a.tile = tile;
-  a.request = AllocationRequest{label, kind, bytes, alignment, region, step(), step()};
+  // The lifetime starts empty (first > last) and grows with the uses (touch).
+  a.request = AllocationRequest{label, kind, bytes, alignment, region, UINT32_MAX, 0};
   out_.program.allocations.push_back(std::move(a));
+  created_in_step_.push_back(step());
   return static_cast<std::uint32_t>(out_.program.allocations.size() - 1);
 }
 
@@ -145,13 +147,13 @@ void LoweringContext::allocate_support(std::uint32_t tile, AllocationPurpose pur
   AllocationRequest& r = out_.program.allocations[a].request;
   r.purpose = purpose;
   r.first = 0;  // support lives for the whole program
-  r.last = step();
+  r.last = exchange_phase(step());
 }
 
-void LoweringContext::touch(std::uint32_t allocation) {
+void LoweringContext::touch(std::uint32_t allocation, std::uint32_t phase) {
   AllocationRequest& r = out_.program.allocations.at(allocation).request;
-  r.first = std::min(r.first, step());
-  r.last = std::max(r.last, step());
+  r.first = std::min(r.first, phase);
+  r.last = std::max(r.last, phase);
 }
 
 void LoweringContext::conflict(std::uint32_t a, std::uint32_t b) { out_.conflicts_by_allocation.push_back({a, b}); }
@@ -255,8 +257,9 @@ void LoweringContext::record_attention_key_block(AttentionUse use, std::uint32_t
   (use == AttentionUse::map_pooling ? out_.numerics.map_attention_key_block : out_.numerics.attention_key_block) = key_block;
 }
 
-void LoweringContext::record_gemm_grid(const std::string& op_name, const GemmGrid& grid) {
+void LoweringContext::record_gemm_grid(const std::string& op_name, const GemmGrid& grid, std::uint64_t tile_bytes) {
   out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits, grid.column_quantum};
+  out_.gemm_tile_bytes[op_name] = tile_bytes;
 }
 
 std::uint32_t LoweringContext::tile_offset(const std::string& op_name) {
@@ -293,9 +296,11 @@ void LoweringContext::record_gemm_inner_block(model::GemmRole role, std::uint32_
 void LoweringContext::place_input() {
   const Tensor& in = graph.tensor(graph.input);
   Distribution d = allocate_like(row_split(in.rows, in.cols, in.dtype), in.name, in.dtype);
-  for (const Block& b : d.blocks)
+  for (const Block& b : d.blocks) {
+    touch(b.allocation, compute_phase(0));  // the host writes it before the first step
     out_.bindings.push_back(HostBinding{HostBinding::Direction::input, static_cast<std::uint32_t>(graph.input), b.row0,
                                         b.rows, b.col0, b.cols, b.tile, b.allocation, 0, 1, 0});
+  }
   set_dist(graph.input, std::move(d));
 }
 
@@ -303,15 +308,18 @@ Lowered LoweringContext::finish() {
   CompiledProgram& p = out_.program;
   // The output leaves through its binding; keep it alive to the end.
   for (const Block& b : dist(graph.output).blocks) {
-    touch(b.allocation);
+    touch(b.allocation, exchange_phase(step()));
     out_.bindings.push_back(HostBinding{HostBinding::Direction::output, static_cast<std::uint32_t>(graph.output), b.row0,
                                         b.rows, b.col0, b.cols, b.tile, b.allocation, b.offset, 1, 0});
   }
   if (p.steps.back().compute.empty() && p.steps.back().exchange.empty()) p.steps.pop_back();
-  // Anything created before the loop and used inside it is live for the whole loop.
-  for (Allocation& a : p.allocations) {
-    AllocationRequest& r = a.request;
-    if (r.first < p.loop_begin && r.last >= p.loop_begin) r.last = std::max(r.last, p.loop_end - 1);
+  // Anything created before the loop and used inside it is live for the whole loop; an
+  // allocation never used lives in the compute phase of the step that made it.
+  for (std::size_t i = 0; i < p.allocations.size(); ++i) {
+    AllocationRequest& r = p.allocations[i].request;
+    if (r.first > r.last) r.first = r.last = compute_phase(created_in_step_[i]);
+    if (r.first < compute_phase(p.loop_begin) && r.last >= compute_phase(p.loop_begin))
+      r.last = std::max(r.last, exchange_phase(p.loop_end - 1));
   }
   // Data a tile holds is copied locally, not looped back; the rest of the exchange in
   // endpoint-balanced waves, then scheduled cycle by cycle. Then support: code for the

@@ -30,12 +30,13 @@ class LoweringContext {
   void end_loop(std::uint32_t count);
   bool in_loop() const { return in_loop_; }
 
-  // Allocations (created at the current step; lifetimes grow with every use).
+  // Allocations (lifetimes, in phases, cover every use: a kernel's in the current step's
+  // compute phase, a transfer's in its exchange phase).
   std::uint32_t allocate(std::uint32_t tile, const std::string& label, AllocationKind kind, std::uint32_t bytes,
                          RegionNeed region, std::uint32_t alignment = 32);
   // A support allocation of `tile` (code, exchange tables, profiling buffer), whole-program.
   void allocate_support(std::uint32_t tile, AllocationPurpose purpose, std::uint32_t bytes, RegionNeed region);
-  void touch(std::uint32_t allocation);
+  void touch(std::uint32_t allocation, std::uint32_t phase);
   void conflict(std::uint32_t a, std::uint32_t b);  // GEMM output vs streamed operand
   Operand operand(std::uint32_t allocation, std::uint32_t offset, std::uint32_t bytes, std::uint32_t stride = 0);
 
@@ -68,7 +69,7 @@ class LoweringContext {
   void record_norm_part(const std::string& op_name, NormUse use, std::uint32_t part_width);
   void record_fp8_output_gelu(const std::string& op_name);
   // The grids used, per op: the plan `compile --write-plan` exports.
-  void record_gemm_grid(const std::string& op_name, const GemmGrid& grid);
+  void record_gemm_grid(const std::string& op_name, const GemmGrid& grid, std::uint64_t tile_bytes);
   void record_attention_grid(const std::string& op_name, const AttentionGrid& grid);
   // An attention op lowered with FP8 products: in the plan and in the recorded numerics.
   void record_fp8_attention(const std::string& op_name);
@@ -85,6 +86,7 @@ class LoweringContext {
   std::uint32_t op_index_ = 0;
   bool in_loop_ = false;
   std::uint32_t next_home_tile_ = 0;
+  std::vector<std::uint32_t> created_in_step_;  // per allocation: lifetime of one never used
 };
 
 // A kernel call of `kind` on `tile` with its dims by name (compiler/kernel_table.hpp).

@@ -220,7 +220,7 @@ class TilePlacer {
         it.fixed = true;
       } else {
         if (q.first > q.last)
-          internal(where(i) + ": lifetime steps " + std::to_string(q.first) + ".." + std::to_string(q.last) +
+          internal(where(i) + ": lifetime phases " + std::to_string(q.first) + ".." + std::to_string(q.last) +
                    " is empty");
         it.first = q.first;
         it.last = q.last;
@@ -512,9 +512,8 @@ class TilePlacer {
     for (std::uint32_t r = 0; r < machine_.regions.size(); ++r)
       if (items_[f.request].regions >> r & 1) regions += (regions.empty() ? "" : "+") + machine_.regions[r].name;
     if (regions.empty()) regions = "no " + std::string(to_string(q.region)) + " region";
-    const std::string steps = is_whole_program(q.kind)
-                                  ? "whole program"
-                                  : "steps " + std::to_string(q.first) + ".." + std::to_string(q.last);
+    const std::string steps =
+        is_whole_program(q.kind) ? "whole program" : describe_phase(q.first) + ".." + describe_phase(q.last);
     throw DoesNotFit("tile " + std::to_string(input_.tile) + ": cannot place \"" + q.label + "\" (" +
                     std::to_string(q.bytes) + " B, align " + std::to_string(q.alignment) + ", " +
                     std::string(to_string(q.region)) + ", " + steps + "): " + std::to_string(f.free_bytes) +
@@ -527,7 +526,7 @@ class TilePlacer {
     std::uint64_t capacity = 0;
     for (const Segment& s : segments_) capacity += s.end - s.start;
     const PeakLive peak = peak_live(input_);
-    if (peak.bytes > capacity) return {input_.tile, false, peak.bytes, capacity, peak.step};
+    if (peak.bytes > capacity) return {input_.tile, false, peak.bytes, capacity, peak.phase};
     const AllocationRequest& q = input_.requests[f.request];
     return {input_.tile, true, q.bytes, f.largest_hole, is_whole_program(q.kind) ? 0 : q.first};
   }

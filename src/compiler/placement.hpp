@@ -46,14 +46,24 @@ std::string_view support_label(AllocationPurpose purpose);
 // The purpose of a support allocation read back by its label (tensor_data if none matches).
 AllocationPurpose purpose_of_support_label(std::string_view label);
 
+// Lifetimes count phases, two per superstep: its compute phase (kernels, then the tiles'
+// local copies) and then its exchange phase. A buffer read last by step s's kernels and
+// one first written by step s's exchange never live at once, so they may share bytes
+// (what a GEMM's partial sums and the next GEMM's gathered operand do).
+constexpr std::uint32_t compute_phase(std::uint32_t step) { return 2 * step; }
+constexpr std::uint32_t exchange_phase(std::uint32_t step) { return 2 * step + 1; }
+constexpr std::uint32_t step_of_phase(std::uint32_t phase) { return phase / 2; }
+// "step 15 (exchange)": how reports name a phase.
+std::string describe_phase(std::uint32_t phase);
+
 struct AllocationRequest {
   std::string label;          // e.g. "layer.mlp_up.weight F143 [192x160]" (errors, memory map)
   AllocationKind kind = AllocationKind::activation;
   std::uint32_t bytes = 0;    // > 0
   std::uint32_t alignment = 1;  // power of two >= 1
   RegionNeed region = RegionNeed::any;
-  // Inclusive lifetime in program steps. Ignored for parameters and support, which live
-  // for the whole program.
+  // Inclusive lifetime in program phases (compute_phase, exchange_phase below). Ignored
+  // for parameters and support, which live for the whole program.
   std::uint32_t first = 0, last = 0;
   AllocationPurpose purpose = AllocationPurpose::tensor_data;
 };
@@ -74,17 +84,17 @@ struct TilePlacementInput {
 // as free space (it shows up as small holes, i.e. as fragmentation).
 struct TileMemoryStats {
   std::uint32_t capacity = 0;      // usable bytes: all regions minus the active reserved ranges
-  std::uint32_t peak_live = 0;     // max over steps of the bytes of live allocations
-  std::uint32_t peak_step = 0;     // the earliest step where peak_live is reached
+  std::uint32_t peak_live = 0;     // max over phases of the bytes of live allocations
+  std::uint32_t peak_phase = 0;    // the earliest phase where peak_live is reached
   std::uint32_t free_at_peak = 0;  // capacity - peak_live
   // Bytes of SRAM covered by at least one allocation at some time (measure of the union
   // of all placed ranges). >= peak_live; == peak_live when memory is perfectly reused.
   std::uint32_t high_water = 0;
-  // Largest free contiguous range at peak_step (inside one free segment: a region part
+  // Largest free contiguous range at peak_phase (inside one free segment: a region part
   // between reserved ranges).
   std::uint32_t largest_hole_at_peak = 0;
-  std::uint32_t bytes_by_kind[kAllocationKinds] = {};  // live bytes per kind at peak_step
-  // At peak_step: 1 - (sum over free segments of the segment's largest hole) / free_at_peak.
+  std::uint32_t bytes_by_kind[kAllocationKinds] = {};  // live bytes per kind at peak_phase
+  // At peak_phase: 1 - (sum over free segments of the segment's largest hole) / free_at_peak.
   // 0 = every free segment holds its free bytes in one piece; 0 when nothing is free.
   double fragmentation = 0;
 };
@@ -116,15 +126,16 @@ bool region_satisfies(const target::MemoryRegion& region, RegionNeed need);
 // one-line "does not fit" error is built from it.
 struct TileOverflow {
   std::uint32_t tile = 0;
-  // false: the bytes live at `step` exceed the tile's capacity (`needed` > `available`);
+  // false: the bytes live at `phase` exceed the tile's capacity (`needed` > `available`);
   // true: they fit, but no free range of `needed` bytes is left in one piece (`available`
   // is the largest) in the regions that may hold it.
   bool one_piece = false;
   std::uint64_t needed = 0, available = 0;
-  std::uint32_t step = 0;
+  std::uint32_t phase = 0;
   std::uint32_t tiles_over = 1;  // tiles that do not fit (place_all)
 };
-// One line: "tile 713 needs 812345 B at step 40, 603344 B available (and 3 more tiles)".
+// One line: "tile 713 needs 812345 B at step 40 (exchange), 603344 B available (and 3 more
+// tiles)".
 std::string describe(const TileOverflow& overflow);
 
 // What place_tile and place_all throw when requests do not fit (exit 3: the model is too
@@ -141,10 +152,10 @@ class DoesNotFit : public Error {
 };
 
 // The most bytes live at once on a tile (whole-program allocations always live) and the
-// earliest step where that peak is reached; what any placement must find room for.
+// earliest phase where that peak is reached; what any placement must find room for.
 struct PeakLive {
   std::uint64_t bytes = 0;
-  std::uint32_t step = 0;
+  std::uint32_t phase = 0;
 };
 PeakLive peak_live(const TilePlacementInput& input);
 
@@ -163,7 +174,7 @@ std::vector<TilePlacement> place_all(const target::MachineDescription& machine,
 TileMemoryStats memory_stats(const target::MachineDescription& machine, const TilePlacementInput& input,
                              const std::vector<std::uint32_t>& address, bool profiling);
 
-// One line: "capacity 603344 B, peak live ... at step 12, high water ..., ...".
+// One line: "capacity 603344 B, peak live ... at step 12 (compute), high water ..., ...".
 std::string describe(const TileMemoryStats& stats);
 nlohmann::json to_json(const TileMemoryStats& stats);
 

@@ -84,31 +84,31 @@ std::vector<FreeSegment> free_segments(const target::MachineDescription& machine
 
 PeakLive peak_live(const TilePlacementInput& input) {
   const auto& requests = input.requests;
-  // Live bytes only rise where a lifetime begins: evaluate at every distinct first step.
+  // Live bytes only rise where a lifetime begins: evaluate at every distinct first phase.
   auto whole = [&](std::size_t i) { return is_whole_program(requests[i].kind); };
-  std::vector<std::uint32_t> steps;
+  std::vector<std::uint32_t> phases;
   for (std::size_t i = 0; i < requests.size(); ++i)
-    if (!whole(i)) steps.push_back(requests[i].first);
-  std::sort(steps.begin(), steps.end());
-  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    if (!whole(i)) phases.push_back(requests[i].first);
+  std::sort(phases.begin(), phases.end());
+  phases.erase(std::unique(phases.begin(), phases.end()), phases.end());
   std::uint64_t always = 0;
-  std::vector<std::int64_t> delta(steps.size() + 1, 0);
+  std::vector<std::int64_t> delta(phases.size() + 1, 0);
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (whole(i)) {
       always += requests[i].bytes;
       continue;
     }
-    const auto lo = std::lower_bound(steps.begin(), steps.end(), requests[i].first) - steps.begin();
-    const auto hi = std::upper_bound(steps.begin(), steps.end(), requests[i].last) - steps.begin();
+    const auto lo = std::lower_bound(phases.begin(), phases.end(), requests[i].first) - phases.begin();
+    const auto hi = std::upper_bound(phases.begin(), phases.end(), requests[i].last) - phases.begin();
     delta[static_cast<std::size_t>(lo)] += requests[i].bytes;
     delta[static_cast<std::size_t>(hi)] -= requests[i].bytes;
   }
   PeakLive peak{always, 0};
   std::int64_t running = 0;
-  for (std::size_t k = 0; k < steps.size(); ++k) {
+  for (std::size_t k = 0; k < phases.size(); ++k) {
     running += delta[k];
     const std::uint64_t live = always + static_cast<std::uint64_t>(running);
-    if (k == 0 || live > peak.bytes) peak = {live, steps[k]};
+    if (k == 0 || live > peak.bytes) peak = {live, phases[k]};
   }
   return peak;
 }
@@ -128,7 +128,7 @@ TileMemoryStats memory_stats(const target::MachineDescription& machine, const Ti
 
   const PeakLive peak_at = peak_live(input);
   const std::uint64_t peak = peak_at.bytes;
-  st.peak_step = peak_at.step;
+  st.peak_phase = peak_at.phase;
   auto whole = [&](std::size_t i) { return is_whole_program(requests[i].kind); };
   st.peak_live = static_cast<std::uint32_t>(peak);
   st.free_at_peak = static_cast<std::uint32_t>(capacity > peak ? capacity - peak : 0);
@@ -141,7 +141,7 @@ TileMemoryStats memory_stats(const target::MachineDescription& machine, const Ti
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const Span s{address[i], std::uint64_t{address[i]} + requests[i].bytes};
     all.push_back(s);
-    if (whole(i) || (requests[i].first <= st.peak_step && st.peak_step <= requests[i].last)) {
+    if (whole(i) || (requests[i].first <= st.peak_phase && st.peak_phase <= requests[i].last)) {
       live.push_back(s);
       st.bytes_by_kind[static_cast<std::size_t>(requests[i].kind)] += requests[i].bytes;
     }
@@ -176,13 +176,17 @@ TileMemoryStats memory_stats(const target::MachineDescription& machine, const Ti
   return st;
 }
 
+std::string describe_phase(std::uint32_t phase) {
+  return "step " + std::to_string(step_of_phase(phase)) + (phase % 2 == 0 ? " (compute)" : " (exchange)");
+}
+
 std::string describe(const TileMemoryStats& s) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "capacity %u B, peak live %u B at step %u (%.1f%%), high water %u B, free at peak %u B, "
+                "capacity %u B, peak live %u B at %s (%.1f%%), high water %u B, free at peak %u B, "
                 "largest hole %u B, fragmentation %.3f; at peak: parameter %u B, activation %u B, scratch %u B, "
                 "support %u B",
-                s.capacity, s.peak_live, s.peak_step, s.capacity ? 100.0 * s.peak_live / s.capacity : 0.0,
+                s.capacity, s.peak_live, describe_phase(s.peak_phase).c_str(), s.capacity ? 100.0 * s.peak_live / s.capacity : 0.0,
                 s.high_water, s.free_at_peak, s.largest_hole_at_peak, s.fragmentation, s.bytes_by_kind[0],
                 s.bytes_by_kind[1], s.bytes_by_kind[2], s.bytes_by_kind[3]);
   return buf;
@@ -194,7 +198,7 @@ nlohmann::json to_json(const TileMemoryStats& s) {
     by_kind[std::string(to_string(static_cast<AllocationKind>(k)))] = s.bytes_by_kind[k];
   return {{"capacity", s.capacity},
           {"peak_live", s.peak_live},
-          {"peak_step", s.peak_step},
+          {"peak_phase", s.peak_phase},
           {"free_at_peak", s.free_at_peak},
           {"high_water", s.high_water},
           {"largest_hole_at_peak", s.largest_hole_at_peak},
@@ -204,7 +208,7 @@ nlohmann::json to_json(const TileMemoryStats& s) {
 
 std::string describe(const TileOverflow& o) {
   std::string text = "tile " + std::to_string(o.tile) + " needs " + std::to_string(o.needed) + " B" +
-                     (o.one_piece ? " in one piece" : "") + " at step " + std::to_string(o.step) + ", " +
+                     (o.one_piece ? " in one piece" : "") + " at " + describe_phase(o.phase) + ", " +
                      std::to_string(o.available) + " B " + (o.one_piece ? "is its largest free range" : "available");
   if (o.tiles_over > 1) text += " (and " + std::to_string(o.tiles_over - 1) + " more tiles)";
   return text;

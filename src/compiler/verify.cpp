@@ -35,9 +35,11 @@ struct Checker {
   std::uint32_t iterations(std::uint32_t step) const { return executions(p, step); }
 
   // A byte range [offset, offset + bytes) of `allocation`, advanced by `stride` per loop
-  // iteration, used at `step` on `tile`. Returns false (after reporting) if invalid.
-  bool check_range(const std::string& what, std::uint32_t tile, std::uint32_t step, std::uint32_t allocation,
+  // iteration, used on `tile` in `phase` (of superstep step_of_phase(phase)). Returns
+  // false (after reporting) if invalid.
+  bool check_range(const std::string& what, std::uint32_t tile, std::uint32_t phase, std::uint32_t allocation,
                    std::uint64_t offset, std::uint64_t bytes, std::uint64_t stride) {
+    const std::uint32_t step = step_of_phase(phase);
     if (allocation >= p.allocations.size()) {
       fail(where(tile, step) + ": " + what + " names allocation " + std::to_string(allocation) + " of " +
            std::to_string(p.allocations.size()));
@@ -55,9 +57,10 @@ struct Checker {
       return false;
     }
     const bool whole = a.request.kind == AllocationKind::parameter || a.request.kind == AllocationKind::support;
-    if (!whole && (step < a.request.first || step > a.request.last))
-      fail(where(tile, step) + ": " + what + " uses \"" + a.request.label + "\" outside its lifetime " +
-           std::to_string(a.request.first) + ".." + std::to_string(a.request.last));
+    if (!whole && (phase < a.request.first || phase > a.request.last))
+      fail(where(tile, step) + ": " + what + " uses \"" + a.request.label + "\" in its " +
+           (phase % 2 == 0 ? "compute" : "exchange") + " phase, outside its lifetime " +
+           describe_phase(a.request.first) + " .. " + describe_phase(a.request.last));
     return true;
   }
 
@@ -157,7 +160,8 @@ struct Checker {
         const KernelKindInfo& info = kernel_info(c.kind);
         for (std::size_t i = 0; i < c.operands.size(); ++i) {
           const Operand& o = c.operands[i];
-          if (check_range(operand_name(info, i), c.tile, step, o.allocation, o.offset, o.bytes, o.layer_stride))
+          if (check_range(operand_name(info, i), c.tile, compute_phase(step), o.allocation, o.offset, o.bytes,
+                          o.layer_stride))
             check_operand_use(c, step, i);
         }
         if (c.kind == KernelKind::gemm_fp8 || c.kind == KernelKind::gemm_fp16) check_elements(c, step);
@@ -261,7 +265,7 @@ struct Checker {
           fail("superstep " + std::to_string(step) + ": transfer with an invalid source tile or no destination");
           continue;
         }
-        if (check_range("transfer source", t.source.tile, step, t.source.allocation, t.source.offset, t.bytes,
+        if (check_range("transfer source", t.source.tile, exchange_phase(step), t.source.allocation, t.source.offset, t.bytes,
                         t.source_layer_stride)) {
           const std::uint64_t a = p.allocations[t.source.allocation].address + std::uint64_t(t.source.offset);
           reads[t.source.tile].push_back({a, a + t.bytes + std::uint64_t(t.source_layer_stride) * (iterations(step) - 1)});
@@ -275,7 +279,7 @@ struct Checker {
             fail(where(d.tile, step) + ": a transfer loops back to its sender (data a tile holds is copied locally)");
           if (d.offset % 4) fail(where(d.tile, step) + ": transfer destination offset is not word aligned");
           const std::string pointer = "transfer destination (pointer at cycle " + std::to_string(t.land_cycle) + ")";
-          if (check_range(pointer, d.tile, step, d.allocation, d.offset, t.bytes, 0)) {
+          if (check_range(pointer, d.tile, exchange_phase(step), d.allocation, d.offset, t.bytes, 0)) {
             const std::uint64_t a = p.allocations[d.allocation].address + std::uint64_t(d.offset);
             writes[d.tile].push_back({a, a + t.bytes});
           }
@@ -303,8 +307,10 @@ struct Checker {
     }
   }
 
-  // Local copies: both ends on the copying tile, in range and live; their bytes join the
-  // phase's reads and writes (no other transfer of the phase may touch them).
+  // Local copies: both ends on the copying tile, in range and live (they run after the
+  // compute phase's kernels: the source live then, the destination from the exchange
+  // phase on); their bytes join the phase's reads and writes (no other transfer of the
+  // phase may touch them).
   void check_local_copies(std::uint32_t step, std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>>& reads,
                           std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>>& writes) {
     for (const LocalCopy& c : p.steps[step].local_copies) {
@@ -315,11 +321,11 @@ struct Checker {
       }
       if (c.bytes == 0 || c.bytes % 4 || c.source.offset % 4 || c.destination.offset % 4)
         fail(where(c.tile, step) + ": local copy of " + std::to_string(c.bytes) + " B is not whole aligned 32-bit words");
-      if (check_range("local copy source", c.tile, step, c.source.allocation, c.source.offset, c.bytes, c.source_layer_stride)) {
+      if (check_range("local copy source", c.tile, compute_phase(step), c.source.allocation, c.source.offset, c.bytes, c.source_layer_stride)) {
         const std::uint64_t a = p.allocations[c.source.allocation].address + std::uint64_t(c.source.offset);
         reads[c.tile].push_back({a, a + c.bytes + std::uint64_t(c.source_layer_stride) * (iterations(step) - 1)});
       }
-      if (check_range("local copy destination", c.tile, step, c.destination.allocation, c.destination.offset, c.bytes, 0)) {
+      if (check_range("local copy destination", c.tile, exchange_phase(step), c.destination.allocation, c.destination.offset, c.bytes, 0)) {
         const std::uint64_t a = p.allocations[c.destination.allocation].address + std::uint64_t(c.destination.offset);
         writes[c.tile].push_back({a, a + c.bytes});
       }
@@ -342,7 +348,21 @@ struct Checker {
       if (b.allocation >= p.allocations.size() || p.allocations[b.allocation].tile != b.tile ||
           b.offset + std::uint64_t(b.layer_stride) * (b.layers - 1) + bytes > p.allocations[b.allocation].request.bytes)
         fail("binding of " + t.name + " on tile " + std::to_string(b.tile) + " does not fit its allocation");
+      else if (b.direction != HostBinding::Direction::parameter &&
+               !is_whole_program(p.allocations[b.allocation].request.kind))
+        check_binding_lifetime(b, t, p.allocations[b.allocation].request);
     }
+  }
+
+  // The host writes an input before the first step and reads an output after the last:
+  // no other allocation may hold those bytes in between.
+  void check_binding_lifetime(const HostBinding& b, const Tensor& t, const AllocationRequest& r) {
+    const bool input = b.direction == HostBinding::Direction::input;
+    const std::uint32_t end = p.steps.empty() ? 0 : exchange_phase(static_cast<std::uint32_t>(p.steps.size() - 1));
+    if (input ? r.first != 0 : r.last < end)
+      fail("binding of " + t.name + " on tile " + std::to_string(b.tile) + ": its allocation lives " +
+           describe_phase(r.first) + " .. " + describe_phase(r.last) + ", the host " +
+           (input ? "writes it before step 0" : "reads it after the last step"));
   }
 
   // A profiling build gives each tile one sample buffer that holds every record it makes.

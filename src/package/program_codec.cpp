@@ -14,8 +14,8 @@ using namespace compiler;
 
 constexpr std::uint32_t kMaxCount = 1u << 26;  // bounds every table before allocating
 // Version 2: the exchange schedule (send and landing cycles, select events, phase
-// length) and local copies.
-constexpr std::uint32_t kProgramVersion = 2;
+// length) and local copies. Version 3: allocation lifetimes in phases (compute, exchange).
+constexpr std::uint32_t kProgramVersion = 3;
 
 void write_endpoint(ByteWriter& w, const Endpoint& e) {
   w.write_u32(e.tile);

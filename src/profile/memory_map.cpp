@@ -77,47 +77,48 @@ std::vector<std::uint32_t> shard_counts(const compiler::CompiledProgram& program
   return shards;
 }
 
-// The last superstep of the map: whole-program entries live until it. Also rejects
+// The last phase of the map: whole-program entries live until it. Also rejects
 // allocations on tiles the machine does not have.
-std::uint32_t last_step_of(const target::MachineDescription& machine, const compiler::CompiledProgram& program) {
-  std::uint32_t last_step = program.steps.empty() ? 0 : static_cast<std::uint32_t>(program.steps.size() - 1);
+std::uint32_t last_phase_of(const target::MachineDescription& machine, const compiler::CompiledProgram& program) {
+  std::uint32_t last_phase =
+      program.steps.empty() ? 0 : compiler::exchange_phase(static_cast<std::uint32_t>(program.steps.size() - 1));
   for (const auto& a : program.allocations) {
     if (a.tile >= machine.tiles)
       throw Error("memory map: allocation '" + a.request.label + "' on tile " + std::to_string(a.tile) +
                   " outside the machine (" + std::to_string(machine.tiles) + " tiles)");
-    if (!compiler::is_whole_program(a.request.kind)) last_step = std::max(last_step, a.request.last);
+    if (!compiler::is_whole_program(a.request.kind)) last_phase = std::max(last_phase, a.request.last);
   }
-  return last_step;
+  return last_phase;
 }
 
 PendingEntry whole_program_entry(MemoryKind kind, std::uint32_t label, std::uint32_t start, std::uint32_t end,
-                                 std::uint32_t last_step) {
+                                 std::uint32_t last_phase) {
   PendingEntry e;
   e.entry.kind = kind;
   e.entry.label = label;
   e.entry.start = start;
   e.entry.end = e.entry.payload_end = end;
-  e.entry.last = last_step;
+  e.entry.last = last_phase;
   e.whole = true;
   return e;
 }
 
 // Entries shared by every tile: the active reserved ranges and SRAM outside every region.
 std::vector<PendingEntry> shared_entries(const target::MachineDescription& machine, bool profiling,
-                                         std::uint32_t last_step, LabelTable& labels) {
+                                         std::uint32_t last_phase, LabelTable& labels) {
   std::vector<PendingEntry> shared;
   for (const auto& r : machine.reserved) {
     if (r.when != target::ReservedWhen::always && !profiling) continue;
     const MemoryKind kind = r.kind == target::ReservedKind::unreachable ? MemoryKind::padding : MemoryKind::support;
     const std::uint32_t label = labels.intern(r.name + " (reserved " + std::string(target::to_string(r.kind)) +
                                               "), " + std::string(to_string(kind)));
-    shared.push_back(whole_program_entry(kind, label, r.start, r.end(), last_step));
+    shared.push_back(whole_program_entry(kind, label, r.start, r.end(), last_phase));
   }
   std::uint32_t cur = machine.sram_base;
   auto gap = [&](std::uint32_t from, std::uint32_t to) {
     if (from >= to) return;
     const std::uint32_t label = labels.intern("outside every region, padding");
-    shared.push_back(whole_program_entry(MemoryKind::padding, label, from, to, last_step));
+    shared.push_back(whole_program_entry(MemoryKind::padding, label, from, to, last_phase));
   };
   for (const auto& g : machine.regions) {
     gap(cur, g.start);
@@ -127,7 +128,7 @@ std::vector<PendingEntry> shared_entries(const target::MachineDescription& machi
   return shared;
 }
 
-PendingEntry program_entry(const compiler::Allocation& a, std::uint32_t shards, std::uint32_t last_step,
+PendingEntry program_entry(const compiler::Allocation& a, std::uint32_t shards, std::uint32_t last_phase,
                            LabelTable& labels) {
   PendingEntry e;
   e.entry.kind = memory_kind(a.request.kind);
@@ -136,7 +137,7 @@ PendingEntry program_entry(const compiler::Allocation& a, std::uint32_t shards, 
   e.entry.payload_end = e.entry.end = a.address + a.request.bytes;
   e.whole = compiler::is_whole_program(a.request.kind);
   e.entry.first = e.whole ? 0 : a.request.first;
-  e.entry.last = e.whole ? last_step : a.request.last;
+  e.entry.last = e.whole ? last_phase : a.request.last;
   e.entry.shards = shards;
   e.alignment = a.request.alignment;
   return e;
@@ -173,7 +174,7 @@ MemoryTileSummary tile_summary(const compiler::TileMemoryStats& stats, std::uint
   s.capacity = stats.capacity;
   s.allocations = allocations;
   s.peak_bytes = stats.peak_live;
-  s.peak_step = stats.peak_step;
+  s.peak_phase = stats.peak_phase;
   s.free_at_peak = stats.free_at_peak;
   s.largest_hole = stats.largest_hole_at_peak;
   s.high_water = stats.high_water;
@@ -216,10 +217,10 @@ std::uint64_t MemoryMap::entry_count() const {
 
 MemoryMap build_memory_map(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
                            bool profiling) {
-  const std::uint32_t last_step = last_step_of(machine, program);
+  const std::uint32_t last_phase = last_phase_of(machine, program);
   MemoryMap map = map_frame(machine, program, profiling);
   LabelTable labels;
-  const std::vector<PendingEntry> shared = shared_entries(machine, profiling, last_step, labels);
+  const std::vector<PendingEntry> shared = shared_entries(machine, profiling, last_phase, labels);
 
   const std::vector<compiler::TileMemoryStats> stats = compiler::tile_memory_stats(machine, program, profiling);
   const std::vector<std::uint32_t> shards = shard_counts(program);
@@ -230,7 +231,7 @@ MemoryMap build_memory_map(const target::MachineDescription& machine, const comp
   for (std::uint32_t t = 0; t < machine.tiles; ++t) {
     std::vector<PendingEntry> pending = shared;
     for (const std::uint32_t i : by_tile[t])
-      pending.push_back(program_entry(program.allocations[i], shards[i], last_step, labels));
+      pending.push_back(program_entry(program.allocations[i], shards[i], last_phase, labels));
     const std::uint64_t padding_bytes = lay_out(machine, pending);
     MemoryTile& tile = map.tiles.emplace_back();
     tile.logical = t;

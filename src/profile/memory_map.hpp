@@ -28,7 +28,7 @@ struct MemoryEntry {
   std::uint32_t payload_end = 0;  // start + bytes of the allocation
   std::uint32_t label = 0;        // index into MemoryMap::labels
   MemoryKind kind = MemoryKind::activation;
-  std::uint32_t first = 0, last = 0;  // inclusive lifetime in supersteps
+  std::uint32_t first = 0, last = 0;  // inclusive lifetime in phases (compiler::compute_phase)
   std::uint32_t shards = 1;           // tensor blocks held: the loop count for a per-layer sequence
   bool operator==(const MemoryEntry&) const = default;
 };
@@ -38,12 +38,12 @@ struct MemoryEntry {
 struct MemoryTileSummary {
   std::uint32_t capacity = 0;
   std::uint32_t allocations = 0;  // program allocations on the tile
-  std::uint32_t peak_bytes = 0, peak_step = 0, free_at_peak = 0;
-  std::uint32_t largest_hole = 0;  // at peak_step
+  std::uint32_t peak_bytes = 0, peak_phase = 0, free_at_peak = 0;
+  std::uint32_t largest_hole = 0;  // at peak_phase
   std::uint32_t high_water = 0;
   double fragmentation = 0;
   std::uint64_t padding_bytes = 0;  // alignment tails of the tile's entries
-  std::array<std::uint32_t, compiler::kAllocationKinds> bytes_by_kind{};  // live at peak_step, by AllocationKind
+  std::array<std::uint32_t, compiler::kAllocationKinds> bytes_by_kind{};  // live at peak_phase, by AllocationKind
   bool operator==(const MemoryTileSummary&) const = default;
 };
 

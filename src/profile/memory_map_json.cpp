@@ -56,7 +56,7 @@ constexpr SummaryField kSummaryFields[] = {
     {"allocations", [](const MemoryTileSummary& s) { return json(s.allocations); }},
     {"capacity", [](const MemoryTileSummary& s) { return json(s.capacity); }},
     {"peak_bytes", [](const MemoryTileSummary& s) { return json(s.peak_bytes); }},
-    {"peak_step", [](const MemoryTileSummary& s) { return json(s.peak_step); }},
+    {"peak_phase", [](const MemoryTileSummary& s) { return json(s.peak_phase); }},
     {"free_at_peak", [](const MemoryTileSummary& s) { return json(s.free_at_peak); }},
     {"largest_hole", [](const MemoryTileSummary& s) { return json(s.largest_hole); }},
     {"high_water", [](const MemoryTileSummary& s) { return json(s.high_water); }},

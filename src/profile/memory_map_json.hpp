@@ -10,7 +10,7 @@
 
 namespace tilevit::profile {
 
-inline constexpr int kMemoryMapSchemaVersion = 1;
+inline constexpr int kMemoryMapSchemaVersion = 2;  // 2: lifetimes in phases
 
 // memory.json (schema_version 1). Deterministic: the same map gives the same text.
 nlohmann::json to_json(const MemoryMap& map);

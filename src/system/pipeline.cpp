@@ -137,7 +137,7 @@ PipelineFigures pipeline_figures(const CompiledPipeline& p) {
 
 nlohmann::json pipeline_json(const CompiledPipeline& p) {
   nlohmann::json stages = nlohmann::json::array(), links = nlohmann::json::array();
-  for (const PipelineStage& s : p.stages)
+  for (const PipelineStage& s : p.stages) {
     stages.push_back({{"chip", s.chip},
                       {"first_layer", s.executable.stage.first_layer},
                       {"layers", s.layers},
@@ -147,6 +147,10 @@ nlohmann::json pipeline_json(const CompiledPipeline& p) {
                       {"peak_tile_bytes", s.stats.peak_tile_bytes},
                       {"tiles_used", s.stats.tiles_used},
                       {"weight_bytes", s.stats.weight_bytes}});
+    // Known when compiled here (a package does not record it): the stage's fastest grids
+    // did not fit and were chosen under this per-tile cap.
+    if (s.stats.gemm_tile_bytes_cap != 0) stages.back()["gemm_tile_bytes_cap"] = s.stats.gemm_tile_bytes_cap;
+  }
   for (const StageLink& l : p.links)
     links.push_back({{"from_chip", l.from_chip},
                      {"to_chip", l.to_chip},

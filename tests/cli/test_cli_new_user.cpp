@@ -177,10 +177,10 @@ TEST_F(NewUserCli, ExitCodesFollowTheReadme) {
 // at 27 layers does not fit the C600, and the largest batch that does is 2.
 TEST_F(NewUserCli, BatchHelpStatesTheRealLimit) {
   for (const char* cmd : {"run", "compile", "reference"})
-    EXPECT_NE(run_tilevit(std::string(cmd) + " --help").out.find("27 layers on the C600: at most 2"), std::string::npos)
+    EXPECT_NE(run_tilevit(std::string(cmd) + " --help").out.find("27 layers on the C600: at most 3"), std::string::npos)
         << cmd;
-  expect_error("compile --batch 3", 3, {"so400m-patch14-384 (27 layers, batch 3) does not fit C600: tile ",
-                                        " B available", "largest that fits: --batch 2 (27 layers) or --layers "});
+  expect_error("compile --batch 4", 3, {"so400m-patch14-384 (27 layers, batch 4) does not fit C600: tile ",
+                                        " B available", "largest that fits: --batch 3 (27 layers) or --layers "});
 }
 
 // 8. A model that does not fit says so in one line: the worst tile, bytes needed and

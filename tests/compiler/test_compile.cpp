@@ -136,3 +136,28 @@ TEST(Compile, OneTileNeedingTheSameBytesTwiceGetsTwoSends) {
   }
   EXPECT_GT(repeated_sources, 0u);  // the case arises at this batch
 }
+
+// A model whose fastest grids do not fit (the small model, 32 layers, batch 4 on test16):
+// with a cap given (none binding) it does not fit; by default compile_model re-chooses
+// the GEMM grids under a per-tile cap, and the program fits and verifies clean.
+TEST(Compile, ModelOverItsSramIsReplannedUnderAGemmCap) {
+  model::ViTConfig c = model::ViTConfig::small();
+  c.layers = c.max_layers = 32;
+  c.batch = 4;
+  const auto graph = compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4));
+  compiler::CompileOptions no_replanning;
+  no_replanning.gemm_tile_bytes_cap = UINT64_MAX;
+  EXPECT_THROW(compiler::compile_model(graph, target::test16(), no_replanning), compiler::DoesNotFit);
+  const auto m = compiler::compile_model(graph, target::test16(), {});
+  EXPECT_GT(m.stats.gemm_tile_bytes_cap, 0u);
+  EXPECT_LE(m.stats.peak_tile_bytes, target::test16().free_bytes_per_tile(false));
+  const auto report = verify(m);
+  EXPECT_TRUE(report.ok()) << (report.violations.empty() ? "" : report.violations[0]);
+  // The same cap given up front gives the same program (the plan is a function of it).
+  compiler::CompileOptions capped;
+  capped.gemm_tile_bytes_cap = m.stats.gemm_tile_bytes_cap;
+  EXPECT_EQ(compiler::compile_model(graph, target::test16(), capped).plan.gemm, m.plan.gemm);
+}
+
+// A model that fits is compiled without a cap: nothing changes for it.
+TEST(Compile, ModelThatFitsHasNoGemmCap) { EXPECT_EQ(compile_small().stats.gemm_tile_bytes_cap, 0u); }

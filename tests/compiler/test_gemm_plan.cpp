@@ -111,6 +111,44 @@ TEST(GemmGrid, NoAdmissibleGridIsEstimatedFaster) {
     }
 }
 
+// The bytes one tile spends on a GEMM, by hand for a 2 x 2 x 1 grid of 10 rows, K 64,
+// 16 columns in FP8 over 3 layers: row pieces of the 32 x 16 weight block (16 rows each)
+// resident for 3 layers; computing: A 5 x 32, the whole weight block, partials 5 x 16 x 2.
+TEST(GemmGridMemory, TileBytesByHand) {
+  const GemmShape s{10, 64, 16, true};
+  const GemmGrid g{2, 2, 1, 5, 32, 16, 0};
+  const std::uint64_t resident = 16 * 16, computing = 5 * 32 + 32 * 16 + 5 * 16 * 2;
+  EXPECT_EQ(gemm_tile_bytes(s, g, 3), 3 * resident + computing);
+  // Rg = 1: the whole block resident, no copy; Kg > 1 with small A: the reduce-scatter's
+  // partial sums and received parts (2 x partials) can be the larger working set.
+  const GemmShape wide{4, 64, 256, true};
+  const GemmGrid k_only{1, 2, 1, 4, 32, 256, 0};
+  EXPECT_EQ(gemm_tile_bytes(wide, k_only, 1), 32u * 256 + std::max<std::uint64_t>(4 * 32 + 4 * 256 * 2, 2 * 4 * 256 * 2));
+}
+
+// Under a cap the choice is the fastest grid within it, else the one needing the fewest
+// bytes; with no cap (0) it is the plain choice (every package unchanged).
+TEST(GemmGridMemory, CapPicksTheFastestGridWithinIt) {
+  const MachineDescription& m = target::test16();
+  for (const GemmShape& s : kShapes) {
+    const GemmGrid fastest = choose_gemm_grid(m, s, m.tiles, 1);
+    expect_same_grid(choose_gemm_grid(m, s, m.tiles, 1, GemmMemoryCap{0, 4}), fastest);
+    std::uint64_t least = UINT64_MAX, most = 0;
+    for (const GemmGrid& g : admissible_grids(m, s, m.tiles, 1)) {
+      least = std::min(least, gemm_tile_bytes(s, g, 4));
+      most = std::max(most, gemm_tile_bytes(s, g, 4));
+    }
+    SCOPED_TRACE(std::to_string(s.rows) + "x" + std::to_string(s.inner) + "x" + std::to_string(s.columns));
+    const std::uint64_t cap = (least + most) / 2;
+    const GemmGrid capped = choose_gemm_grid(m, s, m.tiles, 1, GemmMemoryCap{cap, 4});
+    EXPECT_LE(gemm_tile_bytes(s, capped, 4), cap);
+    for (const GemmGrid& g : admissible_grids(m, s, m.tiles, 1))
+      if (gemm_tile_bytes(s, g, 4) <= cap) EXPECT_LE(capped.estimated_cycles, g.estimated_cycles);
+    const GemmGrid tight = choose_gemm_grid(m, s, m.tiles, 1, GemmMemoryCap{1, 4});
+    EXPECT_EQ(gemm_tile_bytes(s, tight, 4), least) << "no grid within 1 B: the fewest bytes";
+  }
+}
+
 TEST(GemmGrid, SameInputsSameGrid) {
   for (const GemmShape& s : kShapes)
     expect_same_grid(choose_gemm_grid(target::test16(), s, 16, 12), choose_gemm_grid(target::test16(), s, 16, 12));

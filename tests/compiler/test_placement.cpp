@@ -465,7 +465,7 @@ TEST(Placement, StatisticsDefinitions) {
   const TileMemoryStats& s = p.stats;
   EXPECT_EQ(s.capacity, 603'344u);
   EXPECT_EQ(s.peak_live, 166'400u);
-  EXPECT_EQ(s.peak_step, 1u);
+  EXPECT_EQ(s.peak_phase, 1u);
   EXPECT_EQ(s.free_at_peak, 603'344u - 166'400u);
   EXPECT_EQ(s.high_water, 166'400u);
   EXPECT_EQ(s.largest_hole_at_peak, kInterleavedFree - 150'016u);

@@ -51,10 +51,10 @@ TEST(Placement, PlaceAllCarriesTheWorstTilesOverflow) {
     EXPECT_EQ(o.tile, 4u);
     EXPECT_FALSE(o.one_piece);
     EXPECT_EQ(o.needed, 700'000u);
-    EXPECT_EQ(o.step, 5u);
+    EXPECT_EQ(o.phase, 5u);  // lifetimes count phases: 5 is step 2's exchange phase
     EXPECT_EQ(o.available, place_tile(m, tiles[0], false).stats.capacity);
     EXPECT_EQ(o.tiles_over, 2u);
-    EXPECT_EQ(describe(o), "tile 4 needs 700000 B at step 5, " + std::to_string(o.available) +
+    EXPECT_EQ(describe(o), "tile 4 needs 700000 B at step 2 (exchange), " + std::to_string(o.available) +
                                " B available (and 1 more tiles)");
   }
   tiles[4].requests = {act("c", 1000, 0, 1)};
@@ -73,7 +73,7 @@ TEST(Placement, PlaceAllCarriesTheWorstTilesOverflow) {
 TEST(Placement, DoesNotFitMessageNamesTileLabelSizeFreeAndHole) {
   // 300,032 B of parameters packed at the top leave 124,832 B below them (+16 B of
   // alignment slack against the tail: 124,848 B free); a 100,000 B activation takes the
-  // bottom during steps 10..13, so at steps 12..14 only 24,848 B are free and the largest
+  // bottom during phases 10..13, so at phases 12..14 only 24,848 B are free and the largest
   // hole is 24,832 B.
   const MachineDescription& m = target::c600();
   TilePlacementInput in;
@@ -82,7 +82,7 @@ TEST(Placement, DoesNotFitMessageNamesTileLabelSizeFreeAndHole) {
                  act("layer.mlp_up.weight F143 [192x160]", 30'720, 12, 14)};
   EXPECT_EQ(error_of(m, in, false),
             "tile 713: cannot place \"layer.mlp_up.weight F143 [192x160]\" (30720 B, align 32, interleaved, "
-            "steps 12..14): 24848 B free in interleaved at that time, largest hole 24832 B");
+            "step 6 (compute)..step 7 (compute)): 24848 B free in interleaved at that time, largest hole 24832 B");
 }
 
 TEST(Placement, MalformedRequestsAreInternalErrors) {
@@ -97,7 +97,7 @@ TEST(Placement, MalformedRequestsAreInternalErrors) {
   EXPECT_NE(bad(act("z", 0, 0, 0)).find("tile 3: request 1 \"z\": size is 0 B"), std::string::npos);
   EXPECT_NE(bad(act("z", 64, 0, 0, RegionNeed::any, 12)).find("alignment 12 is not a power of two"),
             std::string::npos);
-  EXPECT_NE(bad(act("z", 64, 5, 4)).find("lifetime steps 5..4 is empty"), std::string::npos);
+  EXPECT_NE(bad(act("z", 64, 5, 4)).find("lifetime phases 5..4 is empty"), std::string::npos);
   EXPECT_NE(bad(act("z", 64, 0, 0), {{0, 2}}).find("element conflict 0/2"), std::string::npos);
   TilePlacementInput outside;
   outside.tile = 16;

@@ -59,6 +59,33 @@ std::vector<ProgramMutation> placement_and_exchange_mutations() {
          r.first = r.last = 0;
        },
        "outside its lifetime"},
+      {"kernel operand living only from the exchange phase",
+       [](P& p) {
+         // The GEMM's gathered operand, first written by the previous step's exchange, now
+         // claimed to start at its own step's exchange: the kernel reads it before that.
+         for (std::uint32_t s = 0; s < p.steps.size(); ++s)
+           for (auto& c : p.steps[s].compute)
+             if (c.kind == compiler::KernelKind::gemm_fp8) {
+               allocation_of(p, c.operands[0]).request.first = compiler::exchange_phase(s);
+               return;
+             }
+       },
+       "in its compute phase, outside its lifetime step"},
+      {"input bound after the first step",
+       [](P& p) {
+         for (auto& a : p.allocations)
+           if (a.request.label.rfind("image.patches", 0) == 0) a.request.first = 1;
+       },
+       "the host writes it before step 0"},
+      {"output released before the end",
+       [](P& p) {
+         std::uint32_t last = 0;
+         for (const auto& a : p.allocations)
+           if (!compiler::is_whole_program(a.request.kind)) last = std::max(last, a.request.last);
+         for (auto& a : p.allocations)
+           if (!compiler::is_whole_program(a.request.kind) && a.request.last == last) a.request.last = 0;
+       },
+       "the host reads it after the last step"},
       {"output into a resident weight",
        [](P& p) {
          // A one-row bias_add writing its own bias vector: every operand the signature's bytes.

@@ -72,7 +72,7 @@ Decoded decode_png(const std::vector<std::byte>& bytes) {
 TEST(memoryMap, SchemaAndEveryAllocationInsideSram) {
   const auto& j = small_map_json();
   const auto& m = target::test16();
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["start"], m.sram_base);
   EXPECT_EQ(j["end"], m.sram_end());
   ASSERT_EQ(j["tiles"].size(), m.tiles);
@@ -129,7 +129,7 @@ TEST(memoryMapJson, HasTheDocumentedSchemaFields) {
   ASSERT_EQ(j["reserved"].size(), target::test16().reserved.size());
   for (const auto& r : j["reserved"]) EXPECT_EQ(keys_of(r), (Keys{"name", "kind", "start", "end", "when", "active"}));
   const Keys entry_keys{"start", "end", "payload_end", "label", "kind", "first", "last", "shards"};
-  const Keys summary_keys{"capacity",   "allocations",   "peak_bytes",    "peak_step",    "free_at_peak",
+  const Keys summary_keys{"capacity",   "allocations",   "peak_bytes",    "peak_phase",   "free_at_peak",
                           "largest_hole", "high_water", "fragmentation", "padding_bytes", "bytes_by_kind"};
   for (std::size_t t = 0; t < map.tiles.size(); ++t) {
     const auto& tile = j["tiles"][t];
