@@ -77,7 +77,7 @@ void check_micro_batches(std::uint32_t micro_batches, int batch) {
 
 const char* const kMicroBatchesHelp =
     "a machine of several chips: one call carries K x --batch images, streamed through the pipeline as K micro-batches "
-    "of --batch (1..64, at most 64 images; recorded in the package, so run --package takes the package's K)";
+    "of --batch (K 1..64, K x batch at most 64; recorded in the package: run --package takes the package's K)";
 
 void refuse_micro_batches_on_one_chip() {
   throw Error("--micro-batches: the machine has one chip, no pipeline to stream micro-batches through (give --batch, "
@@ -127,10 +127,9 @@ RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* 
   std::string path = r.package_file;
   if (path.empty()) {
     path = out ? out->path("model.tvpkg") : r.out_dir + "/model.tvpkg";
-    const model::ViTConfig config = r.model.config();
-    check_micro_batches(r.micro_batches.value_or(1), config.batch);
     if (out) {  // rank 0, or the only process
       const auto machine = target::machine_from_option(r.machine_option);
+      const model::ViTConfig config = r.model.config();
       progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
                ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
       system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
@@ -140,8 +139,6 @@ RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* 
     if (mpi) mpi->barrier();  // the package is written before any other rank reads it
   }
   auto loaded = system::load_pipeline(path);
-  if (r.micro_batches && !r.package_file.empty())
-    require_same(path, "--micro-batches", std::to_string(*r.micro_batches), std::to_string(loaded.pipeline.micro_batches));
   return {std::move(loaded.pipeline), loaded.sha256, path};
 }
 
@@ -186,9 +183,17 @@ nlohmann::json call_json(int index, const system::PipelineCallResult& result, co
           {"host_seconds_rank0", result.host_seconds}};
 }
 
+// The chips of the run, after what every rank checks alike before any work:
+// --micro-batches against the batch, or against the package given.
 std::uint32_t chips_of_run(const PipelineRunRequest& r) {
-  return r.package_file.empty() ? target::machine_from_option(r.machine_option).system.chips
-                                : system::load_pipeline(r.package_file).pipeline.machine.system.chips;
+  if (r.package_file.empty()) {
+    check_micro_batches(r.micro_batches.value_or(1), r.model.config().batch);
+    return target::machine_from_option(r.machine_option).system.chips;
+  }
+  const system::CompiledPipeline p = system::load_pipeline(r.package_file).pipeline;
+  if (r.micro_batches)
+    require_same(r.package_file, "--micro-batches", std::to_string(*r.micro_batches), std::to_string(p.micro_batches));
+  return p.machine.system.chips;
 }
 
 int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32_t chips) {
