@@ -19,7 +19,7 @@ const std::string& examples_of(const std::string& command) {
               "  tilevit run --package p.tvpkg --check-numerics         # a compiled package, bit-exact check\n"
               "  tilevit run --weights model.safetensors --image cat.jpg --json\n"
               "  tilevit run --preset siglip2-tiny --machine test16x2 --batch 1 --micro-batches 3 --out /tmp/mb\n"
-              "  mpirun -np 2 tilevit run --package pipe.tvpkg --out /tmp/mb2   # one rank per chip\n"},
+              "  mpirun -np 2 tilevit run --package pipe.tvpkg --inferences 1 --out /tmp/mb2   # one rank per chip\n"},
       {"compile", "Examples:\n"
                   "  tilevit compile --package p.tvpkg                      # So400m/14 for the C600\n"
                   "  tilevit compile --preset small --steps                 # every superstep's cost\n"
