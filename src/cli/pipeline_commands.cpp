@@ -27,6 +27,10 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+std::string count_text(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 void print_pipeline(std::ostream& out, const nlohmann::json& j) {
   out << j["model"].get<std::string>() << " on " << j["pipeline"]["chips"] << " x " << j["machine"].get<std::string>()
       << " (" << j["pipeline"]["plan"].get<std::string>() << ")\n";
@@ -42,11 +46,12 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "latency of one micro-batch (batch %d): %llu cycles = %.3f ms (links %.2f%%)\n"
-                "one call of %u micro-batches, %llu images: %llu cycles = %.3f ms, %.1f images/s\n"
+                "one call of %s, %s: %llu cycles = %.3f ms, %.1f images/s\n"
                 "streaming without end: one micro-batch every %llu cycles (stage %u the slowest), %.1f images/s\n",
                 j["batch"].get<int>(), (unsigned long long)p["latency_cycles"].get<std::uint64_t>(),
-                p["latency_ms"].get<double>(), 100 * p["link_share"].get<double>(), p["micro_batches"].get<unsigned>(),
-                (unsigned long long)p["images_per_call"].get<std::uint64_t>(),
+                p["latency_ms"].get<double>(), 100 * p["link_share"].get<double>(),
+                count_text(p["micro_batches"].get<std::uint64_t>(), "micro-batch", "micro-batches").c_str(),
+                count_text(p["images_per_call"].get<std::uint64_t>(), "image", "images").c_str(),
                 (unsigned long long)p["makespan_cycles"].get<std::uint64_t>(), p["makespan_ms"].get<double>(),
                 p["call_images_per_second"].get<double>(), (unsigned long long)p["interval_cycles"].get<std::uint64_t>(),
                 p["bottleneck_stage"].get<unsigned>(), p["throughput_images_per_second"].get<double>());
