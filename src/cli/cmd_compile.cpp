@@ -30,13 +30,15 @@ struct CompileCommand {
   ProfileFlags profiling;
   SearchFlags search;
   std::string machine_file, package, plan_file, write_plan;
-  std::uint32_t stream_words = 1024;
+  std::uint32_t stream_words = 1024, micro_batches = 1;
   bool json = false, fuse_qkv = true, steps = false, kernels = false;
+  CLI::Option* micro_batches_option = nullptr;
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app, false);
     app.add_option("--batch", model.batch, kBatchHelp)->capture_default_str();
     app.add_option("--machine", machine_file, "machine description file (default: the embedded C600)");
+    micro_batches_option = app.add_option("--micro-batches", micro_batches, kMicroBatchesHelp)->capture_default_str();
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words per stream")
         ->check(CLI::Range(16u, 1u << 20))
         ->capture_default_str();
@@ -75,13 +77,14 @@ struct CompileCommand {
       throw Error("--plan, --write-plan, --optimization-*, --steps, --kernels, --profile-*: not for a machine of several "
                   "chips (each stage uses the heuristic plan, unprofiled)",
                   kExitUsage);
-    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json});
+    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json, micro_batches});
   }
 
   int run() {
     model.apply_threads();
     check_flags();
     if (is_pipeline_machine(machine_file)) return run_pipeline();
+    if (micro_batches_option->count()) refuse_micro_batches_on_one_chip();
     const auto t0 = std::chrono::steady_clock::now();
     const target::MachineDescription machine = target::machine_from_option(machine_file);
     const model::ViTConfig config = model.config();

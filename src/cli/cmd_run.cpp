@@ -86,6 +86,7 @@ struct RunCommand {
   SearchFlags search;
   std::string machine_file, package_file, plan_file, lock_file, out_dir = "tilevit-out", save_embeddings;
   std::uint32_t stream_words = 1024;
+  std::optional<std::uint32_t> micro_batches;
   int inferences = 3;
   double lock_timeout = 60, threshold = 0.99;
   bool json = false, reference_fp32 = true, check_numerics = false, time_reference = false, mpi = false;
@@ -96,6 +97,7 @@ struct RunCommand {
     app_ = &app;
     model.add_to(app);
     app.add_option("--machine", machine_file, "machine description (default: the embedded C600)");
+    app.add_option("--micro-batches", micro_batches, kMicroBatchesHelp);
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words")->capture_default_str();
     app.add_option("--package", package_file, "run this package instead of compiling");
     app.add_option("--plan", plan_file, "compile with every GEMM and attention grid from this plan file");
@@ -406,7 +408,7 @@ struct RunCommand {
                   "chips (each stage uses the heuristic plan, unprofiled)",
                   kExitUsage);
     return run_pipeline_command({model, machine_file, package_file, out_dir, save_embeddings, {stream_words, {}, {}},
-                                 inferences, threshold, reference_fp32, check_numerics, json, mpi});
+                                 inferences, threshold, reference_fp32, check_numerics, json, mpi, micro_batches});
   }
 
   int run() {
@@ -415,6 +417,7 @@ struct RunCommand {
     check_flags();
     if (is_pipeline_machine(machine_file) || is_pipeline_package(package_file)) return run_pipeline();
     if (mpi) throw Error("--mpi: the machine has one chip (give a machine of several, e.g. --machine c600x2)", kExitUsage);
+    if (micro_batches) refuse_micro_batches_on_one_chip();
     const OutputDirectory out(out_dir);
     // Inputs before long work: the package or the configuration to compile, the images.
     std::optional<Loaded> given;

@@ -17,12 +17,16 @@ const std::string& examples_of(const std::string& command) {
               "  tilevit run                                            # the main job, outputs in ./tilevit-out\n"
               "  tilevit run --preset small --inferences 1 --out /tmp/s # a tiny model\n"
               "  tilevit run --package p.tvpkg --check-numerics         # a compiled package, bit-exact check\n"
-              "  tilevit run --weights model.safetensors --image cat.jpg --json\n"},
+              "  tilevit run --weights model.safetensors --image cat.jpg --json\n"
+              "  tilevit run --preset siglip2-tiny --machine test16x2 --batch 1 --micro-batches 3 --out /tmp/mb\n"
+              "  mpirun -np 2 tilevit run --package pipe.tvpkg --inferences 1 --out /tmp/mb2   # one rank per chip\n"},
       {"compile", "Examples:\n"
                   "  tilevit compile --package p.tvpkg                      # So400m/14 for the C600\n"
                   "  tilevit compile --preset small --steps                 # every superstep's cost\n"
                   "  tilevit compile --layers 2 --profile --profile-granularity kernel --package p.tvpkg\n"
-                  "  tilevit compile --preset small --package - > p.tvpkg   # the package on standard output\n"},
+                  "  tilevit compile --preset small --package - > p.tvpkg   # the package on standard output\n"
+                  "  tilevit compile --machine c600x2 --batch 1 --micro-batches 8 --package pipe.tvpkg\n"
+                  "                                     # pipelined over 2 chips, 8 micro-batches of 1 per call\n"},
       {"reference", "Examples:\n"
                     "  tilevit reference --preset small                          # FP32 vs device numerics\n"
                     "  tilevit reference --package p.tvpkg --save-device d.npy   # exactly the device's numerics\n"

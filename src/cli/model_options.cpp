@@ -134,11 +134,18 @@ model::ViTWeights ModelOptions::load_weights(const model::ViTConfig& config) con
 }
 
 std::vector<std::vector<float>> ModelOptions::load_images(const model::ViTConfig& config) const {
-  std::vector<std::vector<float>> batch_images;
-  for (int b = 0; b < config.batch; ++b)
-    batch_images.push_back(images.empty() ? model::random_image(config, seed, b)
-                                          : formats::load_image_input(images[b], config));
-  return batch_images;
+  return load_images(config, std::size_t(config.batch));
+}
+
+std::vector<std::vector<float>> ModelOptions::load_images(const model::ViTConfig& config, std::size_t count) const {
+  if (!images.empty() && images.size() != count)
+    throw Error("a call takes " + std::to_string(count) + " images; " + std::to_string(images.size()) + " --image given",
+                kExitUsage);
+  std::vector<std::vector<float>> call_images;
+  for (std::size_t b = 0; b < count; ++b)
+    call_images.push_back(images.empty() ? model::random_image(config, seed, int(b))
+                                         : formats::load_image_input(images[b], config));
+  return call_images;
 }
 
 void ModelOptions::apply_threads() const {

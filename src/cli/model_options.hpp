@@ -40,7 +40,10 @@ struct ModelOptions {
   model::ViTConfig config() const;
   model::NumericsConfig numerics() const;      // validated
   model::ViTWeights load_weights(const model::ViTConfig& config) const;
-  std::vector<std::vector<float>> load_images(const model::ViTConfig& config) const;
+  std::vector<std::vector<float>> load_images(const model::ViTConfig& config) const;  // config.batch of them
+  // `count` images (a pipeline call of several micro-batches takes batch x micro-batches):
+  // the --image files, whose number must be `count` (else Error(kExitUsage)), or random.
+  std::vector<std::vector<float>> load_images(const model::ViTConfig& config, std::size_t count) const;
   void apply_threads() const;
 
  private:

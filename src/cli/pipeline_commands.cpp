@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/package_flags.hpp"
 #include "cli/run_outputs.hpp"
 #include "distributed/mpi_pipeline.hpp"
 #include "formats/npy.hpp"
@@ -26,6 +27,10 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+std::string count_text(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 void print_pipeline(std::ostream& out, const nlohmann::json& j) {
   out << j["model"].get<std::string>() << " on " << j["pipeline"]["chips"] << " x " << j["machine"].get<std::string>()
       << " (" << j["pipeline"]["plan"].get<std::string>() << ")\n";
@@ -42,13 +47,18 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
     out << "link chip " << l["from_chip"] << " -> " << l["to_chip"] << ": " << l["bytes"] << " B, " << l["cycles"]
         << " cycles (latency " << l["latency_cycles"] << ", uncalibrated)\n";
   const auto& p = j["pipeline"];
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line,
-                "latency of one batch: %llu cycles = %.3f ms (links %.2f%%); throughput %.1f images/s (batch %d, "
-                "one batch every %llu cycles)\n",
-                (unsigned long long)p["latency_cycles"].get<std::uint64_t>(), p["latency_ms"].get<double>(),
-                100 * p["link_share"].get<double>(), p["throughput_images_per_second"].get<double>(), j["batch"].get<int>(),
-                (unsigned long long)p["interval_cycles"].get<std::uint64_t>());
+                "latency of one micro-batch (batch %d): %llu cycles = %.3f ms (links %.2f%%)\n"
+                "one call of %s, %s: %llu cycles = %.3f ms, %.1f images/s\n"
+                "streaming without end: one micro-batch every %llu cycles (stage %u the slowest), %.1f images/s\n",
+                j["batch"].get<int>(), (unsigned long long)p["latency_cycles"].get<std::uint64_t>(),
+                p["latency_ms"].get<double>(), 100 * p["link_share"].get<double>(),
+                count_text(p["micro_batches"].get<std::uint64_t>(), "micro-batch", "micro-batches").c_str(),
+                count_text(p["images_per_call"].get<std::uint64_t>(), "image", "images").c_str(),
+                (unsigned long long)p["makespan_cycles"].get<std::uint64_t>(), p["makespan_ms"].get<double>(),
+                p["call_images_per_second"].get<double>(), (unsigned long long)p["interval_cycles"].get<std::uint64_t>(),
+                p["bottleneck_stage"].get<unsigned>(), p["throughput_images_per_second"].get<double>());
   out << line;
 }
 
@@ -66,7 +76,23 @@ struct RunPackage {
   std::string sha, path;
 };
 
+// --micro-batches out of bounds for the batch: one line, exit 2, before any work.
+void check_micro_batches(std::uint32_t micro_batches, int batch) {
+  const std::string problem = system::micro_batches_problem(micro_batches, batch);
+  if (!problem.empty()) throw Error("--" + problem, kExitUsage);
+}
+
 }  // namespace
+
+const char* const kMicroBatchesHelp =
+    "a machine of several chips: one call carries K x --batch images, streamed through the pipeline as K micro-batches "
+    "of --batch (K 1..64, K x batch at most 64; recorded in the package: run --package takes the package's K)";
+
+void refuse_micro_batches_on_one_chip() {
+  throw Error("--micro-batches: the machine has one chip, no pipeline to stream micro-batches through (give --batch, "
+              "or a machine of several chips, e.g. --machine c600x2)",
+              kExitUsage);
+}
 
 bool is_pipeline_machine(const std::string& machine_option) {
   return target::machine_from_option(machine_option).system.chips > 1;
@@ -85,9 +111,11 @@ int compile_pipeline_command(const PipelineCompileRequest& r) {
   const auto t0 = std::chrono::steady_clock::now();
   const target::MachineDescription machine = target::machine_from_option(r.machine_option);
   const model::ViTConfig config = r.model.config();
+  check_micro_batches(r.micro_batches, config.batch);
   progress("compiling " + config.name + " (" + layers_text(config.layers) + ") as a pipeline over " +
            std::to_string(machine.system.chips) + " x " + machine.name);
-  const system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+  system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+  p.micro_batches = r.micro_batches;
   const auto bytes = system::encode_pipeline(p).bytes();
   if (!r.package_file.empty()) write_bytes_atomically(r.package_file, bytes);
   nlohmann::json j = describe(p, package::sha256_hex(bytes));
@@ -113,8 +141,9 @@ RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* 
       const model::ViTConfig config = r.model.config();
       progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
                ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
-      write_bytes_atomically(path, system::encode_pipeline(system::compile_pipeline(config, r.model.numerics(), machine,
-                                                                                    r.options)).bytes());
+      system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+      p.micro_batches = r.micro_batches.value_or(1);
+      write_bytes_atomically(path, system::encode_pipeline(p).bytes());
     }
     if (mpi) mpi->barrier();  // the package is written before any other rank reads it
   }
@@ -140,15 +169,40 @@ void check_call(CallsReport& report, const std::vector<float>& output, const std
   call["finite"] = finite;
   if (r.reference_fp32) {
     const auto cmp = reference::compare_embeddings(output, fp32, config.output_values_per_image());
-    call["cosines"] = cmp.cosines;
+    call["cosines"] = cmp.cosines;  // one per image of the call, micro-batch after micro-batch
     for (double c : cmp.cosines) report.cosines.push_back(c), report.passed &= c > r.threshold;
   }
   report.calls.push_back(call);
 }
 
+// A call's cycles as rank 0 reports them: the makespan and the first micro-batch's end
+// (maxima over the ranks: the last chip's), the images and their rate.
+nlohmann::json call_json(int index, const system::PipelineCallResult& result, const mpi::World* mpi,
+                         const system::CompiledPipeline& p) {
+  const std::uint64_t cycles = mpi ? mpi->max(result.clock) : result.clock;
+  const std::uint64_t first = mpi ? mpi->max(result.first_clock) : result.first_clock;
+  const double seconds = double(cycles) / double(p.machine.clock_hz);
+  const std::uint64_t images = std::uint64_t(p.stages.front().executable.config.batch) * p.micro_batches;
+  return {{"call", index},
+          {"images", images},
+          {"device_cycles", cycles},
+          {"device_ms", seconds * 1e3},
+          {"images_per_second", seconds > 0 ? double(images) / seconds : 0.0},
+          {"first_micro_batch_cycles", first},
+          {"host_seconds_rank0", result.host_seconds}};
+}
+
+// The chips of the run, after what every rank checks alike before any work:
+// --micro-batches against the batch, or against the package given.
 std::uint32_t chips_of_run(const PipelineRunRequest& r) {
-  return r.package_file.empty() ? target::machine_from_option(r.machine_option).system.chips
-                                : system::load_pipeline(r.package_file).pipeline.machine.system.chips;
+  if (r.package_file.empty()) {
+    check_micro_batches(r.micro_batches.value_or(1), r.model.config().batch);
+    return target::machine_from_option(r.machine_option).system.chips;
+  }
+  const system::CompiledPipeline p = system::load_pipeline(r.package_file).pipeline;
+  if (r.micro_batches)
+    require_same(r.package_file, "--micro-batches", std::to_string(*r.micro_batches), std::to_string(p.micro_batches));
+  return p.machine.system.chips;
 }
 
 int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32_t chips) {
@@ -159,7 +213,7 @@ int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32
   const RunPackage package = pipeline_for_run(r, out.get(), mpi);
   const system::CompiledPipeline& p = package.pipeline;
   const model::ViTConfig& config = p.stages.front().executable.config;
-  const auto images = r.model.load_images(config);
+  const auto images = r.model.load_images(config, std::size_t(config.batch) * p.micro_batches);
   const model::ViTWeights weights = r.model.load_weights(config);
   std::vector<float> fp32, numerics_ref;
   if (rank == 0 && r.reference_fp32) progress("FP32 reference"), fp32 = reference::forward_fp32(weights, images);
@@ -173,17 +227,14 @@ int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32
   std::unique_ptr<distributed::MpiBoundary> boundary;
   if (mpi) boundary = std::make_unique<distributed::MpiBoundary>(*mpi, chips);
   const int last_rank = distributed::rank_of_chip(chips - 1, ranks, chips);
-  const std::size_t output_values = config.output_values_per_image() * config.batch;
+  const std::size_t output_values = config.output_values_per_image() * images.size();
   CallsReport report;
   for (int i = 0; i < r.inferences; ++i) {
     progress("pipeline: call " + std::to_string(i + 1) + " of " + std::to_string(r.inferences));
     const auto result = dev.run(images, boundary.get());
-    const std::uint64_t cycles = mpi ? mpi->max(result.clock) : result.clock;
+    const nlohmann::json call = call_json(i, result, mpi, p);
     const std::vector<float> output = mpi ? distributed::output_to_rank0(*mpi, result.output, last_rank, output_values) : result.output;
-    if (rank == 0)
-      check_call(report, output, fp32, config, r,
-                 {{"call", i}, {"device_cycles", cycles}, {"device_ms", double(cycles) / double(p.machine.clock_hz) * 1e3},
-                  {"host_seconds_rank0", result.host_seconds}});
+    if (rank == 0) check_call(report, output, fp32, config, r, call);
   }
   if (rank != 0) return kExitOk;
 
@@ -193,7 +244,8 @@ int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32
   j["weights"] = r.model.weights.empty() ? "random test model, seed " + std::to_string(r.model.seed) : r.model.weights;
   j["calls"] = report.calls;
   j["device_cycles"] = report.calls[0]["device_cycles"];
-  j["cycles_match_model"] = report.calls[0]["device_cycles"] == j["pipeline"]["latency_cycles"];
+  j["cycles_match_model"] = report.calls[0]["device_cycles"] == j["pipeline"]["makespan_cycles"] &&
+                            report.calls[0]["first_micro_batch_cycles"] == j["pipeline"]["latency_cycles"];
   j["identical_across_calls"] = report.identical;
   j["cosines"] = report.cosines;
   j["min_cosine"] = report.cosines.empty() ? nlohmann::json(nullptr)
@@ -206,17 +258,21 @@ int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32
   j["passed"] = passed;
   j["outputs"] = nlohmann::json::object();
   if (r.package_file.empty()) OutputDirectory::record(j["outputs"], "model.tvpkg", package.path);
-  formats::write_npy(out->path("embeddings.npy"), config.output_shape(), report.last);
+  std::vector<std::int64_t> shape = config.output_shape();
+  shape[0] = std::int64_t(images.size());  // every micro-batch of the call
+  formats::write_npy(out->path("embeddings.npy"), shape, report.last);
   OutputDirectory::record(j["outputs"], "embeddings.npy", out->path("embeddings.npy"));
-  if (!r.save_embeddings.empty()) formats::write_npy(r.save_embeddings, config.output_shape(), report.last);
+  if (!r.save_embeddings.empty()) formats::write_npy(r.save_embeddings, shape, report.last);
   write_text_atomically(out->path("run.json"), j.dump(1) + "\n");
   if (r.json) {
     std::cout << j.dump(1) << "\n";
   } else {
     print_pipeline(std::cout, j);
     for (const auto& c : j["calls"]) {
-      std::printf("call %d: %llu cycles = %.3f ms", c["call"].get<int>() + 1,
-                  (unsigned long long)c["device_cycles"].get<std::uint64_t>(), c["device_ms"].get<double>());
+      std::printf("call %d: %llu images, %llu cycles = %.3f ms, %.1f images/s", c["call"].get<int>() + 1,
+                  (unsigned long long)c["images"].get<std::uint64_t>(),
+                  (unsigned long long)c["device_cycles"].get<std::uint64_t>(), c["device_ms"].get<double>(),
+                  c["images_per_second"].get<double>());
       if (c.contains("cosines"))
         for (const auto& x : c["cosines"]) std::printf(", cosine %.9f", x.get<double>());
       std::printf("\n");

@@ -2,6 +2,8 @@
 // `tilevit compile` and `tilevit run` on a machine of several chips: the model pipelined
 // over them (system/pipeline.hpp), run in one process or over MPI ranks
 // (distributed/mpi_pipeline.hpp). docs/SCALE_OUT.md.
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cli/model_options.hpp"
@@ -14,6 +16,7 @@ struct PipelineCompileRequest {
   std::string machine_option, package_file;
   compiler::CompileOptions options;
   bool json = false;
+  std::uint32_t micro_batches = 1;  // recorded in the package: a call of micro_batches x batch images
 };
 int compile_pipeline_command(const PipelineCompileRequest& request);
 
@@ -24,6 +27,8 @@ struct PipelineRunRequest {
   int inferences = 3;
   double threshold = 0.99;
   bool reference_fp32 = true, check_numerics = false, json = false, mpi = false;
+  // Compiled into the package; with --package it must be the package's (unset: take it).
+  std::optional<std::uint32_t> micro_batches;
 };
 int run_pipeline_command(const PipelineRunRequest& request);
 
@@ -31,5 +36,10 @@ int run_pipeline_command(const PipelineRunRequest& request);
 // the package given is a pipeline's.
 bool is_pipeline_machine(const std::string& machine_option);
 bool is_pipeline_package(const std::string& package_file);
+
+// --micro-batches: what it means, for compile's and run's --help.
+extern const char* const kMicroBatchesHelp;
+// --micro-batches on a machine of one chip: Error(kExitUsage), one line.
+[[noreturn]] void refuse_micro_batches_on_one_chip();
 
 }  // namespace tilevit::cli

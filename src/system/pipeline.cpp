@@ -117,20 +117,53 @@ CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::N
   }
 }
 
+std::string micro_batches_problem(std::uint64_t micro_batches, int batch) {
+  if (micro_batches < 1 || micro_batches > kMaxMicroBatches)
+    return "micro-batches " + std::to_string(micro_batches) + ": expected 1 to " + std::to_string(kMaxMicroBatches);
+  if (batch < 1 || micro_batches * std::uint64_t(batch) > kMaxImagesPerCall)
+    return "micro-batches " + std::to_string(micro_batches) + " of batch " + std::to_string(batch) + ": " +
+           std::to_string(micro_batches * std::uint64_t(std::max(batch, 0))) + " images per call, at most " +
+           std::to_string(kMaxImagesPerCall);
+  return "";
+}
+
+std::uint64_t stage_end(std::uint64_t busy_until, std::uint64_t arrival, std::uint64_t busy_cycles) {
+  return std::max(busy_until, arrival) + busy_cycles;
+}
+
+std::uint64_t pipeline_makespan(const std::vector<std::vector<std::uint64_t>>& busy) {
+  if (busy.empty()) return 0;
+  std::vector<std::uint64_t> free_at(busy.front().size(), 0);  // end(s, i - 1) per stage
+  for (const auto& micro_batch : busy) {
+    if (micro_batch.size() != free_at.size())
+      throw Error("pipeline: micro-batches through different numbers of stages", kExitInternal);
+    std::uint64_t arrival = 0;
+    for (std::size_t s = 0; s < micro_batch.size(); ++s) arrival = free_at[s] = stage_end(free_at[s], arrival, micro_batch[s]);
+  }
+  return free_at.empty() ? 0 : free_at.back();
+}
+
 PipelineFigures pipeline_figures(const CompiledPipeline& p) {
   PipelineFigures f;
+  std::vector<std::uint64_t> busy;  // per stage: compute plus outgoing link
   for (std::size_t s = 0; s < p.stages.size(); ++s) {
     const std::uint64_t stage = p.stages[s].stats.estimated_cycles;
     const std::uint64_t outgoing = s < p.links.size() ? p.links[s].cost.cycles() : 0;
     f.stage_cycles += stage;
     f.link_cycles += outgoing;
+    busy.push_back(stage + outgoing);
     if (stage + outgoing > f.interval_cycles) f.interval_cycles = stage + outgoing, f.bottleneck_stage = std::uint32_t(s);
   }
   f.latency_cycles = f.stage_cycles + f.link_cycles;
+  f.micro_batches = p.micro_batches;
+  f.makespan_cycles = pipeline_makespan(std::vector<std::vector<std::uint64_t>>(p.micro_batches, busy));
   const double clock = double(p.machine.clock_hz);
   const int batch = p.stages.empty() ? 0 : p.stages.front().executable.config.batch;
+  f.images_per_call = std::uint64_t(batch) * p.micro_batches;
   f.latency_seconds = double(f.latency_cycles) / clock;
-  f.images_per_second = f.interval_cycles ? batch * clock / double(f.interval_cycles) : 0;
+  f.makespan_seconds = double(f.makespan_cycles) / clock;
+  f.call_images_per_second = f.makespan_cycles ? double(f.images_per_call) * clock / double(f.makespan_cycles) : 0;
+  f.streaming_images_per_second = f.interval_cycles ? batch * clock / double(f.interval_cycles) : 0;
   f.link_share = f.latency_cycles ? double(f.link_cycles) / double(f.latency_cycles) : 0;
   return f;
 }
@@ -172,7 +205,12 @@ nlohmann::json pipeline_json(const CompiledPipeline& p) {
           {"link_share", f.link_share},
           {"interval_cycles", f.interval_cycles},
           {"bottleneck_stage", f.bottleneck_stage},
-          {"throughput_images_per_second", f.images_per_second}};
+          {"throughput_images_per_second", f.streaming_images_per_second},
+          {"micro_batches", f.micro_batches},
+          {"images_per_call", f.images_per_call},
+          {"makespan_cycles", f.makespan_cycles},
+          {"makespan_ms", f.makespan_seconds * 1e3},
+          {"call_images_per_second", f.call_images_per_second}};
 }
 
 model::NumericsConfig pipeline_numerics(const CompiledPipeline& p) {

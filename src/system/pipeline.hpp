@@ -4,6 +4,7 @@
 // with the heuristic plan; the residual stream crosses an IPU-Link at every boundary.
 // Stages are balanced by their compiled cycles; every stage must fit its chip's SRAM.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -31,19 +32,46 @@ struct CompiledPipeline {
   target::MachineDescription machine;  // the whole system
   std::vector<PipelineStage> stages;   // in pipeline order
   std::vector<StageLink> links;        // links[s]: stage s to stage s + 1
+  // One call carries micro_batches x batch images, streamed through the stages as
+  // micro_batches micro-batches of the compiled batch (docs/SCALE_OUT.md).
+  std::uint32_t micro_batches = 1;
 };
 
-// Latency of one batch and throughput of batches streaming through the pipeline.
+// A call's micro-batches are bounded so that its images stay a test-sized host load.
+constexpr std::uint32_t kMaxMicroBatches = 64;
+constexpr std::uint64_t kMaxImagesPerCall = 64;
+// Why `micro_batches` micro-batches of `batch` images cannot make a call ("" if they can):
+// micro_batches in [1, kMaxMicroBatches] and micro_batches x batch <= kMaxImagesPerCall.
+std::string micro_batches_problem(std::uint64_t micro_batches, int batch);
+
+// Latency of the first micro-batch, makespan of one call of K micro-batches, and the
+// throughput of micro-batches streaming without end.
 struct PipelineFigures {
-  std::uint64_t latency_cycles = 0;     // every stage and link once
+  std::uint64_t latency_cycles = 0;     // the first micro-batch: every stage and link once
   std::uint64_t stage_cycles = 0;       // of which stages
   std::uint64_t link_cycles = 0;        // of which links
-  std::uint64_t interval_cycles = 0;    // the slowest stage plus its outgoing link: one batch per interval
+  std::uint64_t interval_cycles = 0;    // the slowest stage plus its outgoing link: one micro-batch per interval
   std::uint32_t bottleneck_stage = 0;
-  double latency_seconds = 0;
-  double images_per_second = 0;         // batch / interval at the clock
+  std::uint32_t micro_batches = 1;
+  std::uint64_t images_per_call = 0;    // batch x micro_batches
+  std::uint64_t makespan_cycles = 0;    // one call: pipeline_makespan of K identical micro-batches
+  double latency_seconds = 0, makespan_seconds = 0;
+  double call_images_per_second = 0;    // images_per_call / makespan at the clock
+  double streaming_images_per_second = 0;  // batch / interval: the bound as K grows
   double link_share = 0;                // link cycles / latency cycles
 };
+
+// The exact schedule of micro-batches through a line of stages. busy[i][s]: the cycles
+// stage s is occupied by micro-batch i, its compute plus its outgoing link (a stage drives
+// its link: it starts its next micro-batch only once the stream has left). Micro-batch i
+// arrives at stage 0 at cycle 0 and at stage s + 1 when stage s is done with it, so
+//   end(s, i) = max(end(s, i - 1), end(s - 1, i)) + busy[i][s]
+// and the makespan is end(last stage, last micro-batch). Throws Error(kExitInternal) on
+// rows of unequal length.
+std::uint64_t pipeline_makespan(const std::vector<std::vector<std::uint64_t>>& busy);
+// One step of that recurrence: a stage free at `busy_until` receiving a micro-batch at
+// `arrival` is done with it (and its link) at this cycle.
+std::uint64_t stage_end(std::uint64_t busy_until, std::uint64_t arrival, std::uint64_t busy_cycles);
 
 // Layers per stage for `stages` stages that minimise the slowest stage's cycles plus
 // its outgoing link: stage s costs fixed[s] + layers x per_layer[s] + link[s]; every stage
@@ -53,13 +81,14 @@ std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vecto
                                           const std::vector<std::uint64_t>& link);
 
 // Compiles `config` over every chip of `machine` (chips > 1): an even split first, then
-// the split balanced by the compiled stages' cycles. Throws Error(kExitBadInput), one
+// the split balanced by the compiled stages' cycles (the interval, which a call of any
+// number of micro-batches ends on; micro_batches is left at 1 for the caller to set). Throws Error(kExitBadInput), one
 // line, when a stage does not fit its chip on any split tried, or the model has fewer
 // layers than chips.
 CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::NumericsConfig& numerics,
                                   const target::MachineDescription& machine, const compiler::CompileOptions& options);
 
-// The stages and links of a compiled or loaded pipeline, as figures.
+// The stages and links of a compiled or loaded pipeline, as figures for its micro_batches.
 PipelineFigures pipeline_figures(const CompiledPipeline& pipeline);
 // Per stage and link, and the figures: what `tilevit compile --json` reports.
 nlohmann::json pipeline_json(const CompiledPipeline& pipeline);

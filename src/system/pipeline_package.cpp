@@ -57,7 +57,8 @@ package::ContainerWriter encode_pipeline(const CompiledPipeline& p) {
   package::ContainerWriter w;
   nlohmann::json stages = nlohmann::json::array();
   for (const PipelineStage& s : p.stages) stages.push_back({{"chip", s.chip}, {"layers", s.layers}});
-  const nlohmann::json system = {{"machine", target::to_text(p.machine)}, {"stages", stages}};
+  nlohmann::json system = {{"machine", target::to_text(p.machine)}, {"stages", stages}};
+  if (p.micro_batches != 1) system["micro_batches"] = p.micro_batches;  // absent: 1, the format before micro-batches
   w.add_section("system", 1, to_bytes(system.dump(1)));
   for (std::size_t s = 0; s < p.stages.size(); ++s)
     w.add_section(stage_section(s), 1, package::encode_package(p.stages[s].executable).bytes());
@@ -80,6 +81,8 @@ CompiledPipeline decode_pipeline(const package::Container& c) {
       if (json_integer<std::uint32_t>(stages[s].at("chip"), "stages.chip") != s) throw Error("stage chips out of order");
       layers.push_back(json_integer<std::uint32_t>(stages[s].at("layers"), "stages.layers", 1, 1u << 20));
     }
+    if (j.contains("micro_batches"))  // written only above 1: one encoding per pipeline
+      p.micro_batches = json_integer<std::uint32_t>(j["micro_batches"], "micro_batches", 2, kMaxMicroBatches);
   } catch (const nlohmann::json::exception& e) {
     throw Error(c.name() + ": section \"system\": " + e.what());
   } catch (const Error& e) {
@@ -97,6 +100,8 @@ CompiledPipeline decode_pipeline(const package::Container& c) {
       stage.stats.peak_tile_bytes = std::max(stage.stats.peak_tile_bytes, tile.peak_live);
     first += layers[s];
   }
+  const std::string micro = micro_batches_problem(p.micro_batches, p.stages.front().executable.config.batch);
+  if (!micro.empty()) throw Error(c.name() + ": section \"system\": " + micro);
   if (first != static_cast<std::uint32_t>(p.stages.front().executable.config.layers))
     throw Error(c.name() + ": the stages hold " + std::to_string(first) + " layers, the model " +
                 std::to_string(p.stages.front().executable.config.layers));

@@ -1,6 +1,7 @@
 #pragma once
 // A pipeline as one file: a .tvpkg container (package/container.hpp) with
-//   system   (v1) JSON: the whole machine's canonical text, per stage its chip and layers
+//   system   (v1) JSON: the whole machine's canonical text, per stage its chip and layers,
+//            and micro_batches when above 1 (absent: 1)
 //   stage.S  (v1) stage S's own package (package/program_codec.hpp), one per chip
 // Deterministic (a pure function of the compiled pipeline) and hashed like any package.
 // Decoding bounds every count and checks that the stages are one model cut in order:

@@ -1,6 +1,6 @@
 // `compile` and `run` on a machine of several chips, as a user runs them: the report per
-// stage and link, the pipeline package run again by `run --package`, and bad input as one
-// line with exit 2 or 3.
+// stage and link, the pipeline package run again by `run --package` (one batch or several
+// micro-batches per call), and bad input as one line with exit 2 or 3.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -41,6 +41,54 @@ TEST(PipelineCli, CompileReportsStagesLinksLatencyAndThroughput) {
   EXPECT_EQ(report["device_cycles"], p["latency_cycles"]);
   EXPECT_EQ(report["bit_exact_vs_device_numerics"], true);
   EXPECT_EQ(report["package_sha256"], j["package_sha256"]);
+}
+
+TEST(PipelineCli, ACallOfMicroBatchesIsCompiledIntoThePackageAndRun) {
+  const std::string package = scratch("mb.tvpkg");
+  const CliResult r = run_tilevit("compile --preset siglip2-tiny --machine test16x2 --batch 1 --micro-batches 3 --json "
+                                  "--package " + package);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out)["pipeline"];
+  EXPECT_EQ(p["micro_batches"], 3);
+  EXPECT_EQ(p["images_per_call"], 3);
+  EXPECT_EQ(p["makespan_cycles"].get<std::uint64_t>(),
+            p["latency_cycles"].get<std::uint64_t>() + 2 * p["interval_cycles"].get<std::uint64_t>());
+
+  const CliResult run = run_tilevit("run --package " + package + " --inferences 1 --check-numerics --json --out " +
+                                    scratch("mb-run"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto report = nlohmann::json::parse(run.out);
+  const auto& call = report["calls"][0];
+  EXPECT_EQ(call["images"], 3);
+  EXPECT_EQ(call["cosines"].size(), 3u);
+  EXPECT_EQ(call["device_cycles"], p["makespan_cycles"]);
+  EXPECT_EQ(call["first_micro_batch_cycles"], p["latency_cycles"]);
+  EXPECT_EQ(report["cycles_match_model"], true);
+  EXPECT_EQ(report["bit_exact_vs_device_numerics"], true);
+  EXPECT_EQ(std::filesystem::file_size(scratch("mb-run") + "/embeddings.npy"), 128 + 3 * 192 * 4u);
+
+  const CliResult other = run_tilevit("run --package " + package + " --micro-batches 2 --out " + scratch("mb-other"));
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("built with --micro-batches 3, 2 asked"), std::string::npos) << other.err;
+  EXPECT_EQ(other.err_lines(), 1) << other.err;
+}
+
+TEST(PipelineCli, MicroBatchesOutOfBoundsOrOnOneChipAreUsageErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"compile " + kTiny + " --micro-batches 0", "--micro-batches 0: expected 1 to 64"},
+      {"compile " + kTiny + " --micro-batches 65", "--micro-batches 65: expected 1 to 64"},
+      {"compile " + kTiny + " --micro-batches 33", "--micro-batches 33 of batch 2: 66 images per call, at most 64"},
+      {"run " + kTiny + " --micro-batches 33 --out " + scratch("mb-big"), "66 images per call, at most 64"},
+      {"compile --preset siglip2-tiny --machine test16 --micro-batches 2", "--micro-batches: the machine has one chip"},
+      {"run --preset siglip2-tiny --machine test16 --micro-batches 2 --out " + scratch("mb-one"),
+       "--micro-batches: the machine has one chip"},
+  };
+  for (const auto& [command, message] : cases) {
+    const CliResult r = run_tilevit(command);
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_NE(r.err.find(message), std::string::npos) << command << ": " << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << command << ": " << r.err;
+  }
 }
 
 TEST(PipelineCli, BadInputIsOneLine) {
