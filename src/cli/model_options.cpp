@@ -118,7 +118,7 @@ model::NumericsConfig ModelOptions::numerics() const {
   return calibrated_scales ? model::NumericsConfig::calibrated() : model::NumericsConfig::uniform(fp8_scale);
 }
 
-model::ViTWeights ModelOptions::load_weights(const model::ViTConfig& config) const {
+model::ViTWeights ModelOptions::load_weights(const model::ViTConfig& config, const model::WeightPart& part) const {
   if (!model_dir.empty()) {
     // `run --package` takes its shape from the package: a checkpoint of another family is
     // refused by name rather than searched for the package's tensor names.
@@ -126,11 +126,11 @@ model::ViTWeights ModelOptions::load_weights(const model::ViTConfig& config) con
     if (held != config.family)
       throw Error(model_dir + ": model " + checkpoint().config().name + " is a " + model::family_name(held) +
                   " tower; the package was compiled for " + model::family_name(config.family), kExitBadInput);
-    return model::load_weights(checkpoint(), config);
+    return model::load_weights(checkpoint(), config, part);
   }
-  if (weights.empty()) return model::load_weights(model::RandomModelSource(config, seed), config);
+  if (weights.empty()) return model::load_weights(model::RandomModelSource(config, seed), config, part);
   const auto file = formats::SafetensorsFile::open(weights);
-  return model::load_weights(*file, config);
+  return model::load_weights(*file, config, part);
 }
 
 std::vector<std::vector<float>> ModelOptions::load_images(const model::ViTConfig& config) const {

@@ -39,7 +39,8 @@ struct ModelOptions {
   // asks for fewer (more is an error, found before any work).
   model::ViTConfig config() const;
   model::NumericsConfig numerics() const;      // validated
-  model::ViTWeights load_weights(const model::ViTConfig& config) const;
+  // The whole model, or `part` of it (a pipeline rank's stages).
+  model::ViTWeights load_weights(const model::ViTConfig& config, const model::WeightPart& part = {}) const;
   std::vector<std::vector<float>> load_images(const model::ViTConfig& config) const;  // config.batch of them
   // `count` images (a pipeline call of several micro-batches takes batch x micro-batches):
   // the --image files, whose number must be `count` (else Error(kExitUsage)), or random.

@@ -214,7 +214,10 @@ int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32
   const system::CompiledPipeline& p = package.pipeline;
   const model::ViTConfig& config = p.stages.front().executable.config;
   const auto images = r.model.load_images(config, std::size_t(config.batch) * p.micro_batches);
-  const model::ViTWeights weights = r.model.load_weights(config);
+  // Rank 0's host references need the whole model; every other rank only its stages.
+  const bool references = rank == 0 && (r.reference_fp32 || r.check_numerics);
+  const model::ViTWeights weights =
+      r.model.load_weights(config, references ? model::WeightPart{} : system::weights_of_chips(p, first_chip, end_chip));
   std::vector<float> fp32, numerics_ref;
   if (rank == 0 && r.reference_fp32) progress("FP32 reference"), fp32 = reference::forward_fp32(weights, images);
   if (rank == 0 && r.check_numerics)

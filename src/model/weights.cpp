@@ -1,5 +1,6 @@
 #include "model/weights.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -128,23 +129,30 @@ MapHeadWeights map_head(const Reader& r, const ViTConfig& c) {
 
 }  // namespace
 
-ViTWeights load_weights(const TensorSource& source, const ViTConfig& config) {
+ViTWeights load_weights(const TensorSource& source, const ViTConfig& config, const WeightPart& part) {
   config.validate();
   const Reader r(source, config);
   const int w = config.width;
+  const int end_layer = part.end_layer < 0 ? config.layers : std::min(part.end_layer, config.layers);
   ViTWeights weights;
   weights.config = config;
-  weights.patch_embedding = Linear{config.patch_dim(), w, patch_rows_yxc(r.read("patch.weight"), config),
-                                   config.patch_bias ? r.read("patch.bias") : std::vector<float>(w, 0.0f)};
-  if (config.class_token) weights.class_token = r.read("class_token");
-  if (config.register_tokens) weights.registers = r.read("registers");
-  weights.position = position_table(r, config);
-  if (config.pre_layernorm) weights.pre_ln = r.layer_norm("pre_ln");
-  for (int i = 0; i < config.layers; ++i) weights.layers.push_back(encoder_layer(r, config, i));
-  weights.post_ln = r.layer_norm("post_ln");
-  if (config.family == Family::siglip) weights.head = map_head(r, config);
-  if (config.projection_dim)
-    weights.projection = Linear{w, config.projection_dim, r.read("projection.weight"), {}};
+  if (part.embeds) {
+    weights.patch_embedding = Linear{config.patch_dim(), w, patch_rows_yxc(r.read("patch.weight"), config),
+                                     config.patch_bias ? r.read("patch.bias") : std::vector<float>(w, 0.0f)};
+    if (config.class_token) weights.class_token = r.read("class_token");
+    if (config.register_tokens) weights.registers = r.read("registers");
+    weights.position = position_table(r, config);
+    if (config.pre_layernorm) weights.pre_ln = r.layer_norm("pre_ln");
+  }
+  weights.layers.resize(static_cast<std::size_t>(config.layers));
+  for (int i = std::max(part.first_layer, 0); i < end_layer; ++i)
+    weights.layers[static_cast<std::size_t>(i)] = encoder_layer(r, config, i);
+  if (part.pools) {
+    weights.post_ln = r.layer_norm("post_ln");
+    if (config.family == Family::siglip) weights.head = map_head(r, config);
+    if (config.projection_dim)
+      weights.projection = Linear{w, config.projection_dim, r.read("projection.weight"), {}};
+  }
   return weights;
 }
 

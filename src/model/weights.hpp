@@ -52,8 +52,18 @@ struct ViTWeights {
   Linear projection;             // CLIP visual projection [projection_dim][width], no bias; or empty
 };
 
-// Pulls every tensor of `config` from `source`: a missing tensor, a wrong shape or a
-// non-finite value is an Error naming the source and the tensor. Extra tensors are ignored.
-ViTWeights load_weights(const TensorSource& source, const ViTConfig& config);
+// The part of the model a process needs (a pipeline rank runs some stages): the encoder
+// layers [first_layer, end_layer), the embedding when `embeds`, the final LayerNorm, head
+// and projection when `pools`. The default is the whole model.
+struct WeightPart {
+  int first_layer = 0, end_layer = -1;  // -1: to the last layer
+  bool embeds = true, pools = true;
+};
+
+// Pulls every tensor of `config` (of `part`) from `source`: a missing tensor, a wrong
+// shape or a non-finite value is an Error naming the source and the tensor. Extra tensors
+// are ignored. Layers outside the part are left empty; `layers` keeps one entry per layer
+// of the config, so layer i is layers[i] either way.
+ViTWeights load_weights(const TensorSource& source, const ViTConfig& config, const WeightPart& part = {});
 
 }  // namespace tilevit::model

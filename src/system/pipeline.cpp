@@ -231,4 +231,12 @@ model::NumericsConfig pipeline_numerics(const CompiledPipeline& p) {
   return n;
 }
 
+model::WeightPart weights_of_chips(const CompiledPipeline& p, std::uint32_t first_chip, std::uint32_t end_chip) {
+  const auto& first = p.stages.at(first_chip).executable;
+  const auto& last = p.stages.at(end_chip - 1);
+  return model::WeightPart{static_cast<int>(first.stage.first_layer),
+                           static_cast<int>(last.executable.stage.first_layer + last.layers), first.stage.embeds,
+                           last.executable.stage.pools};
+}
+
 }  // namespace tilevit::system

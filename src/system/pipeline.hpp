@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "compiler/compile.hpp"
+#include "model/weights.hpp"
 #include "target/system.hpp"
 
 namespace tilevit::system {
@@ -97,6 +98,10 @@ nlohmann::json pipeline_json(const CompiledPipeline& pipeline);
 // embedding's splits from the first stage, the head's from the last, the encoder's from
 // the first. Throws Error(kExitInternal) if two stages split an encoder role differently.
 model::NumericsConfig pipeline_numerics(const CompiledPipeline& pipeline);
+
+// The weights chips [first_chip, end_chip) of `pipeline` hold: their stages' layers, the
+// embedding with the first stage, the head with the last (what a rank loads on the host).
+model::WeightPart weights_of_chips(const CompiledPipeline& pipeline, std::uint32_t first_chip, std::uint32_t end_chip);
 
 // The residual stream's bytes at a stage boundary: batch x tokens x width FP16.
 std::uint64_t stream_bytes(const model::ViTConfig& config);

@@ -83,3 +83,32 @@ TEST(Weights, TooFewLayersInCheckpoint) {
   EXPECT_NE(load_error(empty, want).find("missing tensor vision_model.embeddings.patch_embedding.weight"),
             std::string::npos);
 }
+
+// A pipeline rank loads only its part: the layers of its stages (the others empty, same
+// indices), the embedding only with the first stage, the head only with the last; what it
+// loads is the whole model's, value for value. Tensors outside the part are not read.
+TEST(Weights, PartLoadsOnlyItsLayersEmbeddingAndHead) {
+  const ViTConfig c = ViTConfig::small();
+  const model::RandomModelSource source(c, 3);
+  const auto whole = model::load_weights(source, c);
+  const auto middle = model::load_weights(source, c, model::WeightPart{1, 2, false, false});
+  ASSERT_EQ(middle.layers.size(), 2u);
+  EXPECT_TRUE(middle.layers[0].qkv.weight.empty());
+  EXPECT_EQ(middle.layers[1].qkv.weight, whole.layers[1].qkv.weight);
+  EXPECT_EQ(middle.layers[1].fc2.bias, whole.layers[1].fc2.bias);
+  EXPECT_TRUE(middle.patch_embedding.weight.empty());
+  EXPECT_TRUE(middle.position.empty());
+  EXPECT_TRUE(middle.head.fc1.weight.empty());
+  EXPECT_TRUE(middle.post_ln.scale.empty());
+  const auto first = model::load_weights(source, c, model::WeightPart{0, 1, true, false});
+  EXPECT_EQ(first.patch_embedding.weight, whole.patch_embedding.weight);
+  EXPECT_EQ(first.position, whole.position);
+  EXPECT_TRUE(first.layers[1].fc1.weight.empty());
+  // A source missing layer 0 still serves a part without it.
+  auto partial = test_support::MapSource::copy_of(source);
+  for (auto it = partial.tensors.begin(); it != partial.tensors.end();)
+    it = it->first.find("layers.0.") != std::string::npos ? partial.tensors.erase(it) : std::next(it);
+  EXPECT_EQ(model::load_weights(partial, c, model::WeightPart{1, 2, true, true}).layers[1].qkv.weight,
+            whole.layers[1].qkv.weight);
+  EXPECT_NE(load_error(partial, c).find("layers.0."), std::string::npos);
+}

@@ -147,10 +147,18 @@ TEST(Pipeline, RunsBitExactInOneProcessAndSplit) {
   const auto cmp = reference::compare_embeddings(one.output, reference::forward_fp32(weights, images), c.output_values_per_image());
   EXPECT_GT(cmp.min_cosine, 0.99);
 
+  // Each side loads only the weights of its chips (what an MPI rank does).
+  const model::WeightPart part0 = system::weights_of_chips(p, 0, 1), part1 = system::weights_of_chips(p, 1, 2);
+  EXPECT_EQ(part0.first_layer, 0);
+  EXPECT_EQ(part0.end_layer, int(p.stages[0].layers));
+  EXPECT_TRUE(part0.embeds && !part0.pools);
+  EXPECT_EQ(part1.first_layer, int(p.stages[0].layers));
+  EXPECT_EQ(part1.end_layer, c.layers);
+  EXPECT_TRUE(!part1.embeds && part1.pools);
   MemoryBoundary boundary;
   system::PipelineDevice first(p, 0, 1), second(p, 1, 2);
-  first.upload_weights(weights);
-  second.upload_weights(weights);
+  first.upload_weights(model::load_weights(model::RandomModelSource(c, 3), c, part0));
+  second.upload_weights(model::load_weights(model::RandomModelSource(c, 3), c, part1));
   EXPECT_TRUE(first.run(images, &boundary).output.empty());
   const auto split = second.run(images, &boundary);
   EXPECT_EQ(split.output, one.output);
