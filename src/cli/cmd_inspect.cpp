@@ -8,7 +8,7 @@
 #include "cli/command.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/distribution.hpp"
-#include "package/verified_package.hpp"
+#include "cli/stage_package.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::cli {
@@ -22,17 +22,19 @@ nlohmann::json spread(std::vector<std::uint64_t> v) {
 
 struct InspectCommand {
   std::string path;
+  std::optional<std::uint32_t> stage;
   bool json = false;
 
   CommandAction setup(CLI::App& app) {
     app.add_option("PACKAGE", path, "package file (.tvpkg)")->required();
+    add_stage_option(app, stage);
     app.add_flag("--json", json, "print one JSON object");
     return [this] { return run(); };
   }
 
   int run() {
-    const package::VerifiedPackage loaded = package::load_verified_package(path);
-    const compiler::Executable& c = loaded.contents;
+    const StagePackage loaded = load_stage_package(path, stage);
+    const compiler::Executable& c = loaded.package.contents;
     const auto& m = c.machine;
     const auto& p = c.program;
     // Per-tile memory from the placement itself.
@@ -59,8 +61,7 @@ struct InspectCommand {
     const std::uint64_t weight_bytes = summary.weight_bytes, unique = summary.unique_weight_bytes;
     const std::uint64_t cycles = summary.estimated_cycles, exchange_words = summary.exchange_bytes / 4;
     nlohmann::json j;
-    j["package"] = path;
-    j["package_sha256"] = loaded.sha256;
+    loaded.describe(j, path);
     j["machine"] = m.name;
     j["model"] = c.config.name;
     j["layers"] = c.config.layers;
@@ -84,7 +85,11 @@ struct InspectCommand {
     if (json) {
       std::cout << j.dump(1) << "\n";
     } else {
-      std::printf("%s: %s on %s (%d layers), sha256 %s\n", path.c_str(), c.config.name.c_str(), m.name.c_str(),
+      std::string shown = path;
+      if (loaded.stage)
+        shown += ", " + loaded.stage_text() + " (layers " + std::to_string(c.stage.first_layer) + "-" +
+                 std::to_string(c.stage.first_layer + p.loop_count - 1) + ")";
+      std::printf("%s: %s on %s (%d layers), sha256 %s\n", shown.c_str(), c.config.name.c_str(), m.name.c_str(),
                   c.config.layers, j["package_sha256"].get<std::string>().c_str());
       std::printf("tiles used %u of %u, %zu supersteps (loop %u..%u x %u)\n", used, m.tiles, p.steps.size(),
                   p.loop_begin, p.loop_end, p.loop_count);

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
-#include "package/verified_package.hpp"
+#include "cli/stage_package.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
 #include "profile/memory_map_json.hpp"
@@ -20,21 +20,24 @@ namespace {
 struct MemoryMapCommand {
   std::string path;
   std::string out_dir;
+  std::optional<std::uint32_t> stage;
   bool json = false;
 
   CommandAction setup(CLI::App& app) {
     app.add_option("PACKAGE", path, "package file (.tvpkg)")->required();
     app.add_option("--out", out_dir, "output directory (created if missing)")->required();
+    add_stage_option(app, stage);
     app.add_flag("--json", json, "print one JSON object (files, sizes, counts)");
     return [this] { return run(); };
   }
 
   int run() {
     namespace fs = std::filesystem;
-    const package::VerifiedPackage loaded = package::load_verified_package(path);
-    const compiler::Executable& c = loaded.contents;
+    const StagePackage loaded = load_stage_package(path, stage);
+    const compiler::Executable& c = loaded.package.contents;
     // A profiled package reserves the profiling buffers: they are part of its map.
-    const profile::MemoryMap map = profile::build_memory_map(c.machine, c.program, c.program.profiling.enabled);
+    profile::MemoryMap map = profile::build_memory_map(c.machine, c.program, c.program.profiling.enabled);
+    if (loaded.stage) map.stage = profile::MemoryMapStage{*loaded.stage, loaded.stages};
 
     std::error_code ec;
     if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
@@ -52,9 +55,7 @@ struct MemoryMapCommand {
 
     const std::uint64_t entries = map.entry_count();
     if (json) {
-      nlohmann::json j{{"package", path},
-                       {"package_sha256", loaded.sha256},
-                       {"out", out_dir},
+      nlohmann::json j{{"out", out_dir},
                        {"tiles", c.machine.tiles},
                        {"allocations", c.program.allocations.size()},
                        {"entries", entries},
@@ -62,9 +63,11 @@ struct MemoryMapCommand {
                        {"profiling", c.program.profiling.enabled},
                        {"files",
                         {{"memory.json", json_text.size()}, {"memory.png", png.size()}, {"memory.html", html.size()}}}};
+      loaded.describe(j, path);
       std::cout << j.dump(1) << "\n";
     } else {
-      std::printf("%s: %zu allocations on %u tiles (%llu map entries, %zu labels)\n", path.c_str(),
+      const std::string shown = loaded.stage ? path + ", " + loaded.stage_text() : path;
+      std::printf("%s: %zu allocations on %u tiles (%llu map entries, %zu labels)\n", shown.c_str(),
                   c.program.allocations.size(), c.machine.tiles, static_cast<unsigned long long>(entries),
                   map.labels.size());
       std::printf("wrote %s/memory.json (%zu B), memory.png (%zu B), memory.html (%zu B)\n", out_dir.c_str(),

@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/model_options.hpp"
 #include "cli/package_flags.hpp"
+#include "cli/pipeline_commands.hpp"
 #include "cli/validators.hpp"
 #include "formats/npy.hpp"
 #include "package/verified_package.hpp"
@@ -17,6 +18,7 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
+#include "system/pipeline_package.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -48,7 +50,8 @@ struct ReferenceCommand {
     model.add_to(app);
     app.add_option("--package", package_file,
                    "take the model shape and the numerics from this package, with the GEMM and attention splits "
-                   "its compiler chose: exactly the device's arithmetic (without it, sums are not split)");
+                   "its compiler chose: exactly the device's arithmetic (without it, sums are not split; a pipeline "
+                   "package: the whole pipeline's, as `run --check-numerics` takes them)");
     app.add_option("--save-fp32", save_fp32, "write the FP32 embeddings as .npy [batch, width] ('-': standard output)");
     CLI::Option* device = app.add_option("--save-device", save_device,
                                          "write the device-numerics embeddings as .npy [batch, width] ('-': standard output)");
@@ -66,6 +69,12 @@ struct ReferenceCommand {
   // The shape and numerics: the package's (with its splits), or the model flags'.
   std::pair<model::ViTConfig, model::NumericsConfig> model_of_run() const {
     if (package_file.empty()) return {model.config(), model.numerics()};
+    if (is_pipeline_package(package_file)) {  // the whole model over its stages: no --stage here
+      const system::LoadedPipeline loaded = system::load_pipeline(package_file);
+      const compiler::Executable& first = loaded.pipeline.stages.front().executable;
+      check_model_flags_match(model, first, package_file);
+      return {first.config, system::pipeline_numerics(loaded.pipeline)};
+    }
     const package::VerifiedPackage loaded = package::load_verified_package(package_file);
     check_model_flags_match(model, loaded.contents, package_file);
     return {loaded.contents.config, loaded.contents.numerics};

@@ -30,16 +30,20 @@ const std::string& examples_of(const std::string& command) {
       {"reference", "Examples:\n"
                     "  tilevit reference --preset small                          # FP32 vs device numerics\n"
                     "  tilevit reference --package p.tvpkg --save-device d.npy   # exactly the device's numerics\n"
-                    "  tilevit reference --fp32-only --repeat 5 --threads 2      # time the FP32 reference\n"},
+                    "  tilevit reference --fp32-only --repeat 5 --threads 2      # time the FP32 reference\n"
+                    "  tilevit reference --package pipe.tvpkg   # a pipeline package: the whole pipeline's numerics\n"},
       {"export-weights", "Examples:\n"
                          "  tilevit export-weights model.safetensors                  # So400m/14, seed 0\n"
                          "  tilevit export-weights small.safetensors --preset small --layers 1\n"},
       {"verify", "Examples:\n"
                  "  tilevit verify p.tvpkg            # exit 1 on any violation\n"
-                 "  tilevit verify p.tvpkg --json\n"},
+                 "  tilevit verify p.tvpkg --json\n"
+                 "  tilevit verify pipe.tvpkg             # a pipeline package: every stage and the system section\n"
+                 "  tilevit verify pipe.tvpkg --stage 1   # stage 1 only\n"},
       {"inspect", "Examples:\n"
                   "  tilevit inspect tilevit-out/model.tvpkg\n"
-                  "  tilevit inspect p.tvpkg --json\n"},
+                  "  tilevit inspect p.tvpkg --json\n"
+                  "  tilevit inspect pipe.tvpkg --stage 1   # a pipeline package: stage 1 (chip 1), 0..K-1\n"},
       {"machine", "Examples:\n"
                   "  tilevit machine                                    # the embedded C600\n"
                   "  tilevit machine --machine src/target/machines/test16.machine --json\n"},
@@ -47,7 +51,8 @@ const std::string& examples_of(const std::string& command) {
                      "  tilevit cost-check tests/fixtures/calibration.json\n"
                      "  tilevit cost-check measured.json --machine my.machine --json\n"},
       {"memory-map", "Examples:\n"
-                     "  tilevit memory-map p.tvpkg --out /tmp/map      # memory.json, memory.png, memory.html\n"},
+                     "  tilevit memory-map p.tvpkg --out /tmp/map      # memory.json, memory.png, memory.html\n"
+                     "  tilevit memory-map pipe.tvpkg --stage 1 --out /tmp/map1   # a pipeline package: stage 1's chip\n"},
       {"sweep", "Examples:\n"
                 "  tilevit sweep tests/fixtures/sweeps/small-test16.json --out /tmp/sw --workers 2   # 32 points here\n"
                 "  tilevit sweep tests/fixtures/sweeps/so400m-c600.json --out /tmp/so --slurm --max-parallel 2 --wait\n"

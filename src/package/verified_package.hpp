@@ -15,5 +15,8 @@ struct VerifiedPackage {
 
 // Throws Error(kExitBadInput) naming the file and the first violation.
 VerifiedPackage load_verified_package(const std::string& path);
+// The same on an opened container: a whole file, or a package nested in another (a
+// pipeline's stage, named "<file>: stage.S"); the error names the container.
+VerifiedPackage verify_package(const Container& container);
 
 }  // namespace tilevit::package

@@ -215,6 +215,11 @@ std::uint64_t MemoryMap::entry_count() const {
   return count;
 }
 
+std::string map_subject(const MemoryMap& map) {
+  if (!map.stage) return map.machine.name;
+  return map.machine.name + ", stage " + std::to_string(map.stage->index) + " of " + std::to_string(map.stage->count);
+}
+
 MemoryMap build_memory_map(const target::MachineDescription& machine, const compiler::CompiledProgram& program,
                            bool profiling) {
   const std::uint32_t last_phase = last_phase_of(machine, program);

@@ -5,6 +5,7 @@
 // only at the file edge, by memory_map_json.hpp. Fields and meaning: docs/MEMORY_MAP.md.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,8 +79,15 @@ struct MemoryMapLoop {
   bool operator==(const MemoryMapLoop&) const = default;
 };
 
+// The stage of a pipeline package (several chips) the map shows: its chip's map.
+struct MemoryMapStage {
+  std::uint32_t index = 0, count = 0;
+  bool operator==(const MemoryMapStage&) const = default;
+};
+
 struct MemoryMap {
   MemoryMapMachine machine;
+  std::optional<MemoryMapStage> stage;  // absent for a one-chip package; set by the caller
   bool profiling = false;
   std::uint32_t start = 0, end = 0;  // SRAM [start, end)
   std::uint32_t steps = 0;
@@ -94,6 +102,10 @@ struct MemoryMap {
   std::uint64_t entry_count() const;
   bool operator==(const MemoryMap&) const = default;
 };
+
+// What the titles (memory.png, memory.html) name: "c600", or "c600, stage 1 of 2", so
+// two stages' maps are not confused.
+std::string map_subject(const MemoryMap& map);
 
 // `profiling`: whether the build reserves the ranges with `when = profiling` (they then
 // appear as support entries on every tile and count against each tile's capacity).

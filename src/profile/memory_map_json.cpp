@@ -171,6 +171,10 @@ json to_json(const MemoryMap& map) {
                     {"columns", map.machine.columns},
                     {"sram_base", hex(map.start)},
                     {"sram_end", hex(map.end)}};
+  if (map.stage) {  // absent for a one-chip package: its memory.json keeps its form
+    out["stage"] = map.stage->index;
+    out["stages"] = map.stage->count;
+  }
   out["profiling"] = map.profiling;
   out["start"] = map.start;
   out["end"] = map.end;
@@ -190,6 +194,7 @@ std::string to_columnar_json(const MemoryMap& map) {
   if (map.end <= map.start)
     throw Error("memory map: empty SRAM range [" + std::to_string(map.start) + ", " + std::to_string(map.end) + ")");
   const json head = {{"machine", map.machine.name},
+                     {"subject", map_subject(map)},
                      {"start", map.start},
                      {"end", map.end},
                      {"steps", map.steps},

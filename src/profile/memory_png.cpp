@@ -72,7 +72,7 @@ class MapPainter {
 
   // Title, legend, address axis and region names.
   void header() {
-    const std::string title = "tilevit memory map: " + map_.machine.name + ", " + std::to_string(map_.tiles.size()) +
+    const std::string title = "tilevit memory map: " + map_subject(map_) + ", " + std::to_string(map_.tiles.size()) +
                               " tiles, " + std::to_string(layout_.bytes_per_pixel) + " B/px, x = address, y = tile";
     canvas_.text(2, 1, title, kText);
     unsigned x = 2;

@@ -297,3 +297,17 @@ TEST(memoryHtml, RejectsWhatIsNotAMemoryMap) {
   map.tiles[0].entries[0].end = 0xFFFFFFFu;
   EXPECT_THROW(profile::render_memory_html(map), Error);
 }
+
+// A pipeline stage's map says which stage it is (JSON and titles); a one-chip map does not.
+TEST(memoryMap, AStagesMapNamesTheStage) {
+  EXPECT_EQ(profile::map_subject(small_map()), small_map().machine.name);
+  EXPECT_FALSE(small_map_json().contains("stage"));
+  profile::MemoryMap stage = small_map();
+  stage.stage = profile::MemoryMapStage{1, 2};
+  EXPECT_EQ(profile::map_subject(stage), small_map().machine.name + ", stage 1 of 2");
+  const nlohmann::json j = profile::to_json(stage);
+  EXPECT_EQ(j["stage"], 1);
+  EXPECT_EQ(j["stages"], 2);
+  EXPECT_EQ(nlohmann::json::parse(profile::to_columnar_json(stage))["subject"], profile::map_subject(stage));
+  EXPECT_NE(profile::render_memory_png(stage), profile::render_memory_png(small_map()));  // the title line differs
+}
