@@ -55,6 +55,8 @@ void throw_does_not_fit(const compiler::Graph& graph, const target::MachineDescr
   const auto fits = [&](int batch, int layers) { return compiles(c, batch, layers, graph.numerics, machine, options); };
   std::string message = c.name + " (" + layers_text(c.layers) + ", batch " + std::to_string(c.batch) +
                         ") does not fit " + machine.name + ": " + compiler::describe(o) + "; ";
+  // Each probe is a full compile (with its own grid re-choices): seconds on a big model.
+  progress(c.name + " does not fit " + machine.name + ": compiling smaller batches and layer counts to say what would");
   const int batch = c.batch <= 1 ? 0
                                  : largest_fitting(1, c.batch - 1, scaled_guess(c.batch, o),
                                                    [&](int b) { return fits(b, c.layers); });

@@ -68,22 +68,28 @@ CompiledModel compile_lowered(const Graph& graph, const target::MachineDescripti
   return out;
 }
 
-// The next cap after `overflow`: the largest GEMM's bytes less the tile's shortfall; 0 when
-// that leaves nothing or does not tighten `current`.
-std::uint64_t tighter_cap(const std::map<std::string, std::uint64_t>& gemm_tile_bytes, const TileOverflow& overflow,
-                          std::uint64_t current) {
+// How far the worst tile is over: bytes needed beyond those available (at least 1).
+std::uint64_t shortfall(const TileOverflow& o) { return std::max<std::uint64_t>(o.needed - std::min(o.needed, o.available), 1); }
+
+// The next cap: below the largest GEMM's bytes (or the current cap) by the shortfall, and
+// by twice as much for every earlier round that did not shrink it (a small step may
+// change no grid); 0 when that leaves nothing.
+std::uint64_t tighter_cap(const std::map<std::string, std::uint64_t>& gemm_tile_bytes, std::uint64_t current,
+                          std::uint64_t short_bytes, int rounds_without_progress) {
   std::uint64_t largest = 0;
   for (const auto& [op, bytes] : gemm_tile_bytes) largest = std::max(largest, bytes);
   if (current != 0) largest = std::min(largest, current);
-  const std::uint64_t shortfall = std::max<std::uint64_t>(overflow.needed - std::min(overflow.needed, overflow.available), 1);
-  return largest > shortfall ? largest - shortfall : 0;
+  const std::uint64_t step = short_bytes << std::min(rounds_without_progress, 20);
+  return largest > step ? largest - step : 0;
 }
 
 }  // namespace
 
 CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options) {
-  constexpr int kCapRounds = 6;
+  constexpr int kCapRounds = 4;
   CompileOptions attempt = options;
+  std::uint64_t best_short = UINT64_MAX;
+  int rounds_without_progress = 0;
   for (int round = 0;; ++round) {
     Lowered lowered = lower(graph, machine, {attempt.exchange_stream_words, attempt.profiling, attempt.pins,
                                              attempt.gemm_tile_bytes_cap});
@@ -91,8 +97,16 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
     try {
       return compile_lowered(graph, machine, attempt, std::move(lowered));
     } catch (const DoesNotFit& e) {
-      const bool may_cap = options.gemm_tile_bytes_cap == 0 && round < kCapRounds;
-      const std::uint64_t cap = may_cap ? tighter_cap(gemm_tile_bytes, e.overflow(), attempt.gemm_tile_bytes_cap) : 0;
+      if (options.gemm_tile_bytes_cap != 0 || round == kCapRounds) throw;
+      const std::uint64_t short_bytes = shortfall(e.overflow());
+      if (short_bytes < best_short) {
+        best_short = short_bytes;
+        rounds_without_progress = 0;
+      } else {
+        ++rounds_without_progress;
+      }
+      const std::uint64_t cap =
+          tighter_cap(gemm_tile_bytes, attempt.gemm_tile_bytes_cap, short_bytes, rounds_without_progress);
       if (cap == 0) throw;
       attempt.gemm_tile_bytes_cap = cap;
     }

@@ -51,8 +51,9 @@ struct CompiledModel {
 // Lowers and places `graph`. When placement finds a tile over its SRAM and no cap was
 // given, the chosen GEMM grids are re-chosen under a per-tile byte cap: the largest
 // GEMM's bytes (gemm_tile_bytes) less the worst tile's shortfall, tightened again while
-// a tile is still short (a few rounds). Models that fit are compiled exactly as before;
-// one that still does not fit throws the last DoesNotFit.
+// a tile is still short (at most 4 rounds; a round that does not shrink the shortfall
+// doubles the next step). Models that fit are compiled exactly as before; one that still
+// does not fit throws the last DoesNotFit.
 CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options);
 
 // The memory statistics of every tile of a placed program (from its allocations and their
