@@ -58,6 +58,7 @@ void add_figures(json& r, const target::MachineDescription& m, const compiler::C
   r["throughput_images_per_s"] = latency > 0 ? compiled.executable.config.batch / latency : 0.0;
   r["tiles_used"] = s.tiles_used;
   r["peak_sram_tile_bytes"] = s.peak_tile_bytes;
+  r["gemm_tile_bytes_cap"] = s.gemm_tile_bytes_cap;  // 0: the fastest grids fitted
   r["peak_sram_total_bytes"] = peak_total;
   r["sram_total_bytes"] = std::uint64_t{m.tiles} * m.sram_size;
   r["calibrated_share"] = compiler::calibration_coverage(m, compiled.executable.program).calibrated_share();

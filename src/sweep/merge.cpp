@@ -28,6 +28,7 @@ constexpr const char* kFigureColumns[][2] = {
     {"throughput_images_per_s", "throughput_images_per_s"},
     {"tiles_used", "tiles_used"},
     {"peak_sram_tile_bytes", "peak_sram_tile_bytes"},
+    {"gemm_tile_bytes_cap", "gemm_tile_bytes_cap"},
     {"peak_sram_total_bytes", "peak_sram_total_bytes"},
     {"sram_total_bytes", "sram_total_bytes"},
     {"calibrated_share", "calibrated_share"},

@@ -26,6 +26,7 @@ TEST(SweepEvaluate, ASmallPointCompilesWithItsFigures) {
   EXPECT_DOUBLE_EQ(r["throughput_images_per_s"].get<double>(), 1 / r["latency_s"].get<double>());
   EXPECT_GT(r["peak_sram_tile_bytes"].get<std::uint64_t>(), 0u);
   EXPECT_GE(r["peak_sram_total_bytes"].get<std::uint64_t>(), r["peak_sram_tile_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(r["gemm_tile_bytes_cap"], 0u) << "the small model fits with the fastest grids";
   EXPECT_LE(r["peak_sram_total_bytes"].get<std::uint64_t>(), 16u * 638976u);
   EXPECT_EQ(r["calibrated_share"], 0.0) << "test16 names no kernel generation";
   EXPECT_GE(r["compile_seconds"].get<double>(), 0);
