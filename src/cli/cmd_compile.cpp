@@ -70,14 +70,15 @@ struct CompileCommand {
                   kExitUsage);
   }
 
-  // A machine of several chips: the model pipelined over them, each stage with the
-  // heuristic plan (docs/SCALE_OUT.md).
+  // A machine of several chips: the model pipelined over them, each stage's plan searched
+  // as --optimization-steps says (docs/SCALE_OUT.md).
   int run_pipeline() const {
-    if (!plan_file.empty() || !write_plan.empty() || search.asked() || steps || kernels || profiling.given())
-      throw Error("--plan, --write-plan, --optimization-*, --steps, --kernels, --profile-*: not for a machine of several "
-                  "chips (each stage uses the heuristic plan, unprofiled)",
+    if (!plan_file.empty() || !write_plan.empty() || steps || kernels || profiling.given())
+      throw Error("--plan, --write-plan, --steps, --kernels, --profile-*: not for a machine of several chips (plan "
+                  "files and profiles are one chip's; --optimization-steps searches each stage)",
                   kExitUsage);
-    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json, micro_batches});
+    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json, micro_batches,
+                                     search.for_stages(), search.report_file});
   }
 
   int run() {

@@ -31,6 +31,16 @@ std::string count_text(std::uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// A stage's plan search in a few words: what it gained over the heuristic plan.
+std::string search_text(const nlohmann::json& s) {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.4f", s["result_vs_baseline"].get<double>());
+  return "; searched: " + count_text(s["candidates_compiled"].get<std::uint64_t>(), "candidate", "candidates") + ", " +
+         std::to_string(s["baseline_cycles"].get<std::uint64_t>()) + " -> " +
+         std::to_string(s["result_cycles"].get<std::uint64_t>()) + " cycles (" + ratio + "x), stopped: " +
+         s["stopped"].get<std::string>();
+}
+
 void print_pipeline(std::ostream& out, const nlohmann::json& j) {
   out << j["model"].get<std::string>() << " on " << j["pipeline"]["chips"] << " x " << j["machine"].get<std::string>()
       << " (" << j["pipeline"]["plan"].get<std::string>() << ")\n";
@@ -42,7 +52,7 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
         << (s.contains("gemm_tile_bytes_cap")
                 ? " (GEMM grids under a " + std::to_string(s["gemm_tile_bytes_cap"].get<std::uint64_t>()) + " B cap to fit)"
                 : std::string())
-        << "\n";
+        << (s.contains("search") ? search_text(s["search"]) : std::string()) << "\n";
   for (const auto& l : j["pipeline"]["links"])
     out << "link chip " << l["from_chip"] << " -> " << l["to_chip"] << ": " << l["bytes"] << " B, " << l["cycles"]
         << " cycles (latency " << l["latency_cycles"] << ", uncalibrated)\n";
@@ -60,6 +70,23 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
                 p["call_images_per_second"].get<double>(), (unsigned long long)p["interval_cycles"].get<std::uint64_t>(),
                 p["bottleneck_stage"].get<unsigned>(), p["throughput_images_per_second"].get<double>());
   out << line;
+  if (!p.contains("heuristic")) return;
+  const auto& h = p["heuristic"];
+  std::snprintf(line, sizeof line,
+                "with the heuristic plan per stage: latency %llu cycles, one call %llu cycles, interval %llu cycles, "
+                "%.1f images/s streaming\n",
+                (unsigned long long)h["latency_cycles"].get<std::uint64_t>(),
+                (unsigned long long)h["makespan_cycles"].get<std::uint64_t>(),
+                (unsigned long long)h["interval_cycles"].get<std::uint64_t>(), h["throughput_images_per_second"].get<double>());
+  out << line;
+}
+
+// --optimization-report on a pipeline: one plan search report per stage, in pipeline order.
+void write_search_report(const std::string& file, const system::CompiledPipeline& p) {
+  if (file.empty()) return;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const system::PipelineStage& s : p.stages) stages.push_back(s.search ? s.search->report : nlohmann::json(nullptr));
+  write_text_atomically(file, nlohmann::json{{"stages", stages}}.dump(1) + "\n");
 }
 
 nlohmann::json describe(const system::CompiledPipeline& p, const std::string& sha) {
@@ -114,8 +141,9 @@ int compile_pipeline_command(const PipelineCompileRequest& r) {
   check_micro_batches(r.micro_batches, config.batch);
   progress("compiling " + config.name + " (" + layers_text(config.layers) + ") as a pipeline over " +
            std::to_string(machine.system.chips) + " x " + machine.name);
-  system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+  system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options, r.search);
   p.micro_batches = r.micro_batches;
+  write_search_report(r.search_report_file, p);
   const auto bytes = system::encode_pipeline(p).bytes();
   if (!r.package_file.empty()) write_bytes_atomically(r.package_file, bytes);
   nlohmann::json j = describe(p, package::sha256_hex(bytes));
@@ -134,6 +162,8 @@ namespace {
 
 RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* out, const mpi::World* mpi) {
   std::string path = r.package_file;
+  std::vector<std::optional<system::StageSearch>> searches;  // of the stages compiled here
+  std::string plan;
   if (path.empty()) {
     path = out ? out->path("model.tvpkg") : r.out_dir + "/model.tvpkg";
     if (out) {  // rank 0, or the only process
@@ -141,13 +171,19 @@ RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* 
       const model::ViTConfig config = r.model.config();
       progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
                ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
-      system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+      system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options, r.search);
       p.micro_batches = r.micro_batches.value_or(1);
       write_bytes_atomically(path, system::encode_pipeline(p).bytes());
+      write_search_report(r.search_report_file, p);
+      for (const system::PipelineStage& s : p.stages) searches.push_back(s.search);
+      plan = p.plan;
     }
     if (mpi) mpi->barrier();  // the package is written before any other rank reads it
   }
   auto loaded = system::load_pipeline(path);
+  if (!plan.empty()) loaded.pipeline.plan = plan;  // what the package does not record, known here
+  for (std::size_t s = 0; s < searches.size() && s < loaded.pipeline.stages.size(); ++s)
+    loaded.pipeline.stages[s].search = searches[s];
   return {std::move(loaded.pipeline), loaded.sha256, path};
 }
 
@@ -218,7 +254,9 @@ int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32
   std::vector<float> fp32, numerics_ref;
   if (rank == 0 && r.reference_fp32) progress("FP32 reference"), fp32 = reference::forward_fp32(weights, images);
   if (rank == 0 && r.check_numerics)
-    numerics_ref = reference::DeviceNumericsModel(weights, system::pipeline_numerics(p)).forward(images);
+    numerics_ref =
+        reference::DeviceNumericsModel(weights, system::pipeline_numerics(p), system::pipeline_layer_numerics(p))
+            .forward(images);
 
   progress("rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": chips " + std::to_string(first_chip) + " to " +
            std::to_string(end_chip - 1) + ", uploading weights");

@@ -73,6 +73,39 @@ TEST(PipelineCli, ACallOfMicroBatchesIsCompiledIntoThePackageAndRun) {
   EXPECT_EQ(other.err_lines(), 1) << other.err;
 }
 
+TEST(PipelineCli, OptimizationStepsSearchEveryStage) {
+  const std::string report_file = scratch("search.json");
+  const CliResult r = run_tilevit("compile " + kTiny + " --optimization-steps 2 --json --optimization-report " + report_file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out)["pipeline"];
+  EXPECT_EQ(p["plan"], "searched per stage, up to 2 candidates each (--optimization-steps 2)");
+  std::ifstream in(report_file);
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["stages"].size(), 2u);
+  for (int s = 0; s < 2; ++s) {
+    const auto& search = p["stages"][s]["search"];
+    EXPECT_EQ(search["steps"], 2);
+    EXPECT_LE(search["result_cycles"].get<std::uint64_t>(), search["baseline_cycles"].get<std::uint64_t>());
+    EXPECT_EQ(search["result_cycles"], p["stages"][s]["estimated_cycles"]);
+    EXPECT_EQ(report["stages"][s]["result"]["estimated_cycles"], search["result_cycles"]);
+  }
+  EXPECT_GE(p["heuristic"]["interval_cycles"].get<std::uint64_t>(), p["interval_cycles"].get<std::uint64_t>());
+
+  const CliResult text = run_tilevit("compile " + kTiny + " --optimization-steps 2");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("; searched: 2 candidates, "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("with the heuristic plan per stage: latency "), std::string::npos) << text.out;
+
+  const CliResult run = run_tilevit("run " + kTiny + " --optimization-steps 2 --inferences 1 --check-numerics --json --out " +
+                                    scratch("search-run"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto ran = nlohmann::json::parse(run.out);
+  EXPECT_EQ(ran["pipeline"]["plan"], p["plan"]);
+  EXPECT_EQ(ran["pipeline"]["stages"][1]["search"]["result_cycles"], p["stages"][1]["search"]["result_cycles"]);
+  EXPECT_EQ(ran["package_sha256"], nlohmann::json::parse(r.out)["package_sha256"]);
+  EXPECT_EQ(ran["bit_exact_vs_device_numerics"], true);
+}
+
 TEST(PipelineCli, MicroBatchesOutOfBoundsOrOnOneChipAreUsageErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"compile " + kTiny + " --micro-batches 0", "--micro-batches 0: expected 1 to 64"},
@@ -109,8 +142,10 @@ TEST(PipelineCli, BadInputIsOneLine) {
   EXPECT_EQ(no_fit.exit_code, 3);
   EXPECT_NE(no_fit.err.find("does not fit 2 x test16: stage 0"), std::string::npos) << no_fit.err;
 
-  const CliResult plan = run_tilevit("compile " + kTiny + " --optimization-steps 4");
+  const CliResult plan = run_tilevit("compile " + kTiny + " --write-plan " + scratch("plan.json"));
   EXPECT_EQ(plan.exit_code, 2);
+  EXPECT_NE(plan.err.find("--plan, --write-plan"), std::string::npos) << plan.err;
+  EXPECT_EQ(plan.err_lines(), 1) << plan.err;
   const CliResult one_chip = run_tilevit("run --preset siglip2-tiny --machine test16 --mpi --out " + scratch("one"));
   EXPECT_EQ(one_chip.exit_code, 2);
   EXPECT_NE(one_chip.err.find("--mpi: the machine has one chip"), std::string::npos) << one_chip.err;
