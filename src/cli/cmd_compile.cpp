@@ -71,14 +71,14 @@ struct CompileCommand {
   }
 
   // A machine of several chips: the model pipelined over them, each stage's plan searched
-  // as --optimization-steps says (docs/SCALE_OUT.md).
+  // as --optimization-steps says, or pinned by a pipeline plan file (docs/SCALE_OUT.md).
   int run_pipeline() const {
-    if (!plan_file.empty() || !write_plan.empty() || steps || kernels || profiling.given())
-      throw Error("--plan, --write-plan, --steps, --kernels, --profile-*: not for a machine of several chips (plan "
-                  "files and profiles are one chip's; --optimization-steps searches each stage)",
+    if (steps || kernels || profiling.given())
+      throw Error("--steps, --kernels, --profile-*: not for a machine of several chips (its stages are compiled "
+                  "unprofiled)",
                   kExitUsage);
     return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json, micro_batches,
-                                     search.for_stages(), search.report_file});
+                                     search.for_stages(!plan_file.empty()), search.report_file, plan_file, write_plan});
   }
 
   int run() {

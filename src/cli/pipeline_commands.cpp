@@ -19,6 +19,7 @@
 #include "support/error.hpp"
 #include "system/pipeline_device.hpp"
 #include "system/pipeline_package.hpp"
+#include "system/pipeline_plan_file.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -81,6 +82,19 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
   out << line;
 }
 
+// The pipeline compiled for `model`: balanced and searched, or pinned by `plan_file`.
+system::CompiledPipeline compile_for(const ModelOptions& model, const std::string& machine_option,
+                                     const compiler::CompileOptions& options, const system::StageSearchOptions& search,
+                                     const std::string& plan_file) {
+  const target::MachineDescription machine = target::machine_from_option(machine_option);
+  const model::ViTConfig config = model.config();
+  const auto pinned = plan_file.empty() ? std::vector<system::StagePlan>{}
+                                        : system::read_pipeline_plan_file(plan_file, config, machine);
+  progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
+           ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
+  return system::compile_pipeline(config, model.numerics(), machine, options, search, pinned);
+}
+
 // --optimization-report on a pipeline: one plan search report per stage, in pipeline order.
 void write_search_report(const std::string& file, const system::CompiledPipeline& p) {
   if (file.empty()) return;
@@ -136,19 +150,18 @@ bool is_pipeline_package(const std::string& package_file) {
 
 int compile_pipeline_command(const PipelineCompileRequest& r) {
   const auto t0 = std::chrono::steady_clock::now();
-  const target::MachineDescription machine = target::machine_from_option(r.machine_option);
-  const model::ViTConfig config = r.model.config();
-  check_micro_batches(r.micro_batches, config.batch);
-  progress("compiling " + config.name + " (" + layers_text(config.layers) + ") as a pipeline over " +
-           std::to_string(machine.system.chips) + " x " + machine.name);
-  system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options, r.search);
+  check_micro_batches(r.micro_batches, r.model.config().batch);
+  system::CompiledPipeline p = compile_for(r.model, r.machine_option, r.options, r.search, r.plan_file);
   p.micro_batches = r.micro_batches;
   write_search_report(r.search_report_file, p);
+  if (!r.write_plan.empty()) write_text_atomically(r.write_plan, system::pipeline_plan_file_text(p));
   const auto bytes = system::encode_pipeline(p).bytes();
   if (!r.package_file.empty()) write_bytes_atomically(r.package_file, bytes);
   nlohmann::json j = describe(p, package::sha256_hex(bytes));
   j["package_bytes"] = bytes.size();
   if (!r.package_file.empty()) j["package"] = r.package_file;
+  if (!r.plan_file.empty()) j["plan"] = r.plan_file;
+  if (!r.write_plan.empty()) j["plan_written"] = r.write_plan;
   j["compile_seconds"] = since(t0);
   std::ostream& out = r.package_file == "-" ? std::cerr : std::cout;
   if (r.json)
@@ -167,11 +180,7 @@ RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* 
   if (path.empty()) {
     path = out ? out->path("model.tvpkg") : r.out_dir + "/model.tvpkg";
     if (out) {  // rank 0, or the only process
-      const auto machine = target::machine_from_option(r.machine_option);
-      const model::ViTConfig config = r.model.config();
-      progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
-               ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
-      system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options, r.search);
+      system::CompiledPipeline p = compile_for(r.model, r.machine_option, r.options, r.search, r.plan_file);
       p.micro_batches = r.micro_batches.value_or(1);
       write_bytes_atomically(path, system::encode_pipeline(p).bytes());
       write_search_report(r.search_report_file, p);

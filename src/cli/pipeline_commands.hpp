@@ -20,6 +20,7 @@ struct PipelineCompileRequest {
   std::uint32_t micro_batches = 1;  // recorded in the package: a call of micro_batches x batch images
   system::StageSearchOptions search;  // the plan search per stage
   std::string search_report_file;     // --optimization-report: every stage's search report
+  std::string plan_file, write_plan;  // --plan, --write-plan: a pipeline plan file
 };
 int compile_pipeline_command(const PipelineCompileRequest& request);
 
@@ -34,6 +35,7 @@ struct PipelineRunRequest {
   std::optional<std::uint32_t> micro_batches;
   system::StageSearchOptions search;  // when compiling here
   std::string search_report_file;
+  std::string plan_file;  // --plan: a pipeline plan file
 };
 int run_pipeline_command(const PipelineRunRequest& request);
 

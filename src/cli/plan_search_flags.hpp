@@ -33,8 +33,8 @@ struct SearchFlags {
   void check(bool plan_given) const;
   // True when the command line set --exchange-stream-words (a plan's W must then agree).
   bool stream_words_given() const;
-  // The plan search per stage of a pipeline: these steps and cap, every host thread.
-  system::StageSearchOptions for_stages() const;
+  // The plan search per stage of a pipeline: these steps (steps_for) and cap, every host thread.
+  system::StageSearchOptions for_stages(bool plan_given) const;
 
  private:
   CLI::App* app_ = nullptr;

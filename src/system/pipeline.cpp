@@ -27,8 +27,8 @@ compiler::StageRange stage_range(std::uint32_t stage, std::uint32_t stages, std:
 // Compiles every stage for `split` (layers per stage); throws the one-line capacity error
 // naming the stage that does not fit.
 CompiledPipeline compile_split(const model::ViTConfig& config, const model::NumericsConfig& numerics,
-                               const target::MachineDescription& machine, const compiler::CompileOptions& options,
-                               const std::vector<std::uint32_t>& split) {
+                               const target::MachineDescription& machine,
+                               const std::vector<compiler::CompileOptions>& options, const std::vector<std::uint32_t>& split) {
   const target::MachineDescription chip = target::one_chip(machine);
   CompiledPipeline out{machine, {}, {}};
   std::uint32_t first = 0;
@@ -36,8 +36,8 @@ CompiledPipeline compile_split(const model::ViTConfig& config, const model::Nume
     const auto range = stage_range(s, static_cast<std::uint32_t>(split.size()), first);
     const compiler::Graph graph = compiler::build_stage_graph(config, numerics, range, split[s]);
     try {
-      compiler::CompiledModel compiled = compiler::compile_model(graph, chip, options);
-      out.stages.push_back(PipelineStage{s, split[s], std::move(compiled.executable), compiled.stats});
+      compiler::CompiledModel compiled = compiler::compile_model(graph, chip, options[s]);
+      out.stages.push_back(PipelineStage{s, split[s], std::move(compiled.executable), compiled.stats, std::nullopt, compiled.plan});
     } catch (const compiler::DoesNotFit& e) {
       throw Error(config.name + " (" + std::to_string(config.layers) + " layers, batch " + std::to_string(config.batch) +
                       ") does not fit " + std::to_string(machine.system.chips) + " x " + machine.name + ": stage " +
@@ -80,11 +80,13 @@ void search_stage(const model::ViTConfig& config, const model::NumericsConfig& n
                              r.stopped, compiler::plan_search_report_json(r)};
   stage.executable = std::move(found.compiled.executable);
   stage.stats = found.compiled.stats;
+  stage.plan = found.plan.pins;
 }
 
 // Every stage's plan searched in pipeline order, the time cap shared (StageSearchOptions).
 void search_stages(const model::ViTConfig& config, const model::NumericsConfig& numerics,
-                   const compiler::CompileOptions& options, const StageSearchOptions& search, CompiledPipeline& p) {
+                   const std::vector<compiler::CompileOptions>& options, const StageSearchOptions& search,
+                   CompiledPipeline& p) {
   const auto t0 = std::chrono::steady_clock::now();
   for (std::uint32_t s = 0; s < p.stages.size(); ++s) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -94,7 +96,7 @@ void search_stages(const model::ViTConfig& config, const model::NumericsConfig& 
       p.stages[s].search = StageSearch{cycles, search.steps, 0, 0, 0, true, "time cap: no time left for this stage", {}};
       continue;
     }
-    search_stage(config, numerics, options, search, *seconds, p, s);
+    search_stage(config, numerics, options[s], search, *seconds, p, s);
   }
   p.plan = "searched per stage, up to " + std::to_string(search.steps) + " candidates each (--optimization-steps " +
            std::to_string(search.steps) + ")";
@@ -151,7 +153,8 @@ CompiledPipeline compile_balanced(const model::ViTConfig& config, const model::N
                     " chips (one layer per chip at least)",
                 kExitBadInput);
   const std::vector<std::uint32_t> even = even_split(layers, chips);
-  CompiledPipeline first = compile_split(config, numerics, machine, options, even);
+  const std::vector<compiler::CompileOptions> alike(chips, options);
+  CompiledPipeline first = compile_split(config, numerics, machine, alike, even);
   std::vector<std::uint64_t> fixed, per_layer, link;
   for (const PipelineStage& s : first.stages) {
     const std::uint64_t iteration = loop_iteration_cycles(s.executable.machine, s.executable.program);
@@ -162,7 +165,7 @@ CompiledPipeline compile_balanced(const model::ViTConfig& config, const model::N
   const std::vector<std::uint32_t> balanced = balance_layers(layers, fixed, per_layer, link);
   if (balanced == even) return first;
   try {
-    return compile_split(config, numerics, machine, options, balanced);
+    return compile_split(config, numerics, machine, alike, balanced);
   } catch (const Error& e) {
     if (e.exit_code() != kExitBadInput) throw;
     return first;  // the balanced split overfills a chip: the even one fits
@@ -173,10 +176,26 @@ CompiledPipeline compile_balanced(const model::ViTConfig& config, const model::N
 
 CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::NumericsConfig& numerics,
                                   const target::MachineDescription& machine, const compiler::CompileOptions& options,
-                                  const StageSearchOptions& search) {
-  CompiledPipeline p = compile_balanced(config, numerics, machine, options);
-  p.plan = "heuristic plan per stage (--optimization-steps 0)";
-  if (search.steps > 0) search_stages(config, numerics, options, search, p);
+                                  const StageSearchOptions& search, const std::vector<StagePlan>& pinned) {
+  CompiledPipeline p;
+  std::vector<compiler::CompileOptions> stage_options(machine.system.chips, options);
+  if (pinned.empty()) {
+    p = compile_balanced(config, numerics, machine, options);
+    p.plan = "heuristic plan per stage (--optimization-steps 0)";
+  } else {
+    std::vector<std::uint32_t> split;
+    for (std::size_t s = 0; s < pinned.size() && s < stage_options.size(); ++s) {
+      split.push_back(pinned[s].layers);
+      stage_options[s].pins = pinned[s].pins;
+      stage_options[s].exchange_stream_words = pinned[s].exchange_stream_words;
+    }
+    if (split.size() != machine.system.chips)
+      throw Error("pipeline: " + std::to_string(pinned.size()) + " stage plans for " +
+                      std::to_string(machine.system.chips) + " chips", kExitInternal);
+    p = compile_split(config, numerics, machine, stage_options, split);
+    p.plan = "pinned per stage by a plan file";
+  }
+  if (search.steps > 0) search_stages(config, numerics, stage_options, search, p);
   return p;
 }
 

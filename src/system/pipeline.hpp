@@ -34,6 +34,14 @@ struct PipelineStage {
   compiler::Executable executable;     // for one chip (target::one_chip)
   compiler::CompileStats stats;        // its figures (cycles of one call, SRAM peak)
   std::optional<StageSearch> search;   // when its plan was searched here
+  compiler::PlanPins plan;             // every grid it was compiled with (empty when loaded)
+};
+
+// A stage's plan as a pipeline plan file holds it (system/pipeline_plan_file.hpp).
+struct StagePlan {
+  std::uint32_t layers = 0;
+  compiler::PlanPins pins;
+  std::uint32_t exchange_stream_words = 1024;
 };
 
 // The residual stream leaving a stage for the next one.
@@ -112,11 +120,13 @@ std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vecto
 // the split balanced by the compiled stages' cycles (the interval, which a call of any
 // number of micro-batches ends on; micro_batches is left at 1 for the caller to set), then
 // with search.steps > 0 every stage's plan searched from its heuristic plan, each stage
-// never slower than before. Throws Error(kExitBadInput), one line, when a stage does not
+// never slower than before. With `pinned` (one per chip, from a plan file) its split and
+// every stage's grids and W instead of the balancing and the heuristic plans (the search
+// then starts from them). Throws Error(kExitBadInput), one line, when a stage does not
 // fit its chip on any split tried, or the model has fewer layers than chips.
 CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::NumericsConfig& numerics,
                                   const target::MachineDescription& machine, const compiler::CompileOptions& options,
-                                  const StageSearchOptions& search = {});
+                                  const StageSearchOptions& search = {}, const std::vector<StagePlan>& pinned = {});
 
 // The stages and links of a compiled or loaded pipeline, as figures for its micro_batches.
 PipelineFigures pipeline_figures(const CompiledPipeline& pipeline);

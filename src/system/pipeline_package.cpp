@@ -90,7 +90,7 @@ CompiledPipeline decode_pipeline(const package::Container& c) {
   }
   std::uint32_t first = 0;
   for (std::size_t s = 0; s < layers.size(); ++s) {
-    p.stages.push_back(PipelineStage{static_cast<std::uint32_t>(s), layers[s], decode_stage(c, s), {}});
+    p.stages.push_back(PipelineStage{static_cast<std::uint32_t>(s), layers[s], decode_stage(c, s), {}, {}, {}});
     PipelineStage& stage = p.stages.back();
     check_stage(c, p, stage, first);
     static_cast<compiler::ProgramSummary&>(stage.stats) =

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -106,6 +107,41 @@ TEST(PipelineCli, OptimizationStepsSearchEveryStage) {
   EXPECT_EQ(ran["bit_exact_vs_device_numerics"], true);
 }
 
+TEST(PipelineCli, WritePlanThenPlanRebuildsTheSamePackage) {
+  const std::string plan = scratch("pipeline-plan.json");
+  const CliResult written = run_tilevit("compile " + kTiny + " --optimization-steps 3 --json --write-plan " + plan);
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  const CliResult pinned = run_tilevit("compile " + kTiny + " --json --plan " + plan);
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  const auto a = nlohmann::json::parse(written.out), b = nlohmann::json::parse(pinned.out);
+  EXPECT_EQ(b["package_sha256"], a["package_sha256"]);
+  EXPECT_EQ(b["pipeline"]["plan"], "pinned per stage by a plan file");
+  EXPECT_FALSE(b["pipeline"]["stages"][0].contains("search"));  // --plan alone: no search
+  const CliResult run = run_tilevit("run " + kTiny + " --plan " + plan + " --inferences 1 --json --out " + scratch("plan-run"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["package_sha256"], a["package_sha256"]);
+
+  std::ifstream in(plan);
+  nlohmann::json file = nlohmann::json::parse(in);
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> bad = {
+      {[](nlohmann::json& f) { f["stages"].erase(1); }, "a plan of 1 stage(s) for 2 chips, not for 2 x test16"},
+      {[](nlohmann::json& f) { f["stages"][1]["layers"] = 3; }, "the stages hold 5 layers, the model 4"},
+      {[](nlohmann::json& f) { f["stages"][0]["layers"] = 0; }, "stages[0].layers: expected a whole number in 1..4"},
+      {[](nlohmann::json& f) { f["stages"][1]["plan"]["batch"] = 1; }, "stages[1].plan: a plan for siglip2-tiny batch 1"},
+      {[](nlohmann::json& f) { f = nlohmann::json(f["stages"][0]["plan"]); }, "a one-chip plan cannot pin a pipeline"},
+  };
+  for (const auto& [change, message] : bad) {
+    nlohmann::json edited = file;
+    change(edited);
+    const std::string path = scratch("bad-plan.json");
+    std::ofstream(path) << edited.dump();
+    const CliResult r = run_tilevit("compile " + kTiny + " --plan " + path);
+    EXPECT_EQ(r.exit_code, 3) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+  }
+}
+
 TEST(PipelineCli, MicroBatchesOutOfBoundsOrOnOneChipAreUsageErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"compile " + kTiny + " --micro-batches 0", "--micro-batches 0: expected 1 to 64"},
@@ -142,10 +178,11 @@ TEST(PipelineCli, BadInputIsOneLine) {
   EXPECT_EQ(no_fit.exit_code, 3);
   EXPECT_NE(no_fit.err.find("does not fit 2 x test16: stage 0"), std::string::npos) << no_fit.err;
 
-  const CliResult plan = run_tilevit("compile " + kTiny + " --write-plan " + scratch("plan.json"));
-  EXPECT_EQ(plan.exit_code, 2);
-  EXPECT_NE(plan.err.find("--plan, --write-plan"), std::string::npos) << plan.err;
-  EXPECT_EQ(plan.err_lines(), 1) << plan.err;
+  const CliResult steps = run_tilevit("compile " + kTiny + " --steps");
+  EXPECT_EQ(steps.exit_code, 2);
+  EXPECT_NE(steps.err.find("--steps, --kernels, --profile-*: not for a machine of several chips"), std::string::npos)
+      << steps.err;
+  EXPECT_EQ(steps.err_lines(), 1) << steps.err;
   const CliResult one_chip = run_tilevit("run --preset siglip2-tiny --machine test16 --mpi --out " + scratch("one"));
   EXPECT_EQ(one_chip.exit_code, 2);
   EXPECT_NE(one_chip.err.find("--mpi: the machine has one chip"), std::string::npos) << one_chip.err;

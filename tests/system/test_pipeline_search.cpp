@@ -9,6 +9,7 @@
 #include "system/pipeline.hpp"
 #include "system/pipeline_device.hpp"
 #include "system/pipeline_package.hpp"
+#include "system/pipeline_plan_file.hpp"
 #include "tiny_pipeline.hpp"
 
 using namespace tilevit;
@@ -113,6 +114,12 @@ TEST(PipelineSearch, StagesThatFitOnlyUnderTheGemmCapAreSearched) {
   const auto heuristic = compile(c, 0);
   const auto p = compile(c, 3);
   ASSERT_EQ(p.stages.size(), 2u);
+  // Each pipeline's plan rebuilds its package: the capped grids pinned fit without a cap.
+  for (const auto* q : {&heuristic, &p})
+    EXPECT_EQ(system::encode_pipeline(system::compile_pipeline(c, model::NumericsConfig::uniform(-4), target::test16x2(),
+                                                               {}, {}, system::pipeline_plan(*q)))
+                  .bytes(),
+              system::encode_pipeline(*q).bytes());
   bool capped = false;
   for (std::size_t s = 0; s < p.stages.size(); ++s) {
     const auto& stage = p.stages[s];
