@@ -70,14 +70,15 @@ struct CompileCommand {
                   kExitUsage);
   }
 
-  // A machine of several chips: the model pipelined over them, each stage with the
-  // heuristic plan (docs/SCALE_OUT.md).
+  // A machine of several chips: the model pipelined over them, each stage's plan searched
+  // as --optimization-steps says, or pinned by a pipeline plan file (docs/SCALE_OUT.md).
   int run_pipeline() const {
-    if (!plan_file.empty() || !write_plan.empty() || search.asked() || steps || kernels || profiling.given())
-      throw Error("--plan, --write-plan, --optimization-*, --steps, --kernels, --profile-*: not for a machine of several "
-                  "chips (each stage uses the heuristic plan, unprofiled)",
+    if (steps || kernels || profiling.given())
+      throw Error("--steps, --kernels, --profile-*: not for a machine of several chips (its stages are compiled "
+                  "unprofiled)",
                   kExitUsage);
-    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json, micro_batches});
+    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json, micro_batches,
+                                     search.for_stages(!plan_file.empty()), search.report_file, plan_file, write_plan});
   }
 
   int run() {

@@ -67,17 +67,22 @@ struct ReferenceCommand {
   }
 
   // The shape and numerics: the package's (with its splits), or the model flags'.
-  std::pair<model::ViTConfig, model::NumericsConfig> model_of_run() const {
-    if (package_file.empty()) return {model.config(), model.numerics()};
+  struct RunModel {
+    model::ViTConfig config;
+    model::NumericsConfig numerics;
+    std::vector<model::NumericsConfig> layer_numerics;  // a pipeline's, per encoder layer; else empty
+  };
+  RunModel model_of_run() const {
+    if (package_file.empty()) return {model.config(), model.numerics(), {}};
     if (is_pipeline_package(package_file)) {  // the whole model over its stages: no --stage here
       const system::LoadedPipeline loaded = system::load_pipeline(package_file);
       const compiler::Executable& first = loaded.pipeline.stages.front().executable;
       check_model_flags_match(model, first, package_file);
-      return {first.config, system::pipeline_numerics(loaded.pipeline)};
+      return {first.config, system::pipeline_numerics(loaded.pipeline), system::pipeline_layer_numerics(loaded.pipeline)};
     }
     const package::VerifiedPackage loaded = package::load_verified_package(package_file);
     check_model_flags_match(model, loaded.contents, package_file);
-    return {loaded.contents.config, loaded.contents.numerics};
+    return {loaded.contents.config, loaded.contents.numerics, {}};
   }
 
   int run() {
@@ -86,7 +91,7 @@ struct ReferenceCommand {
       throw Error("--save-fp32 - and --save-device -: only one output can go to standard output", kExitUsage);
     for (const std::string* out : {&save_fp32, &save_device})
       if (!out->empty()) check_output_writable(*out);
-    const auto [config, numerics] = model_of_run();
+    const auto [config, numerics, layer_numerics] = model_of_run();
     if (!model.images.empty() && static_cast<int>(model.images.size()) != config.batch)
       throw Error(package_file + " takes " + std::to_string(config.batch) + " images per call; " +
                       std::to_string(model.images.size()) + " --image given",
@@ -118,7 +123,9 @@ struct ReferenceCommand {
     if (!fp32_only) {
       progress("device-numerics reference (" + numerics.describe() + ")");
       t0 = std::chrono::steady_clock::now();
-      const reference::DeviceNumericsModel device(weights, numerics);
+      const reference::DeviceNumericsModel device =
+          layer_numerics.empty() ? reference::DeviceNumericsModel(weights, numerics)
+                                 : reference::DeviceNumericsModel(weights, numerics, layer_numerics);
       out["device_prepare_seconds"] = seconds_since(t0);
       std::vector<float> dev;
       const double device_seconds = median_seconds(repeat, [&] { dev = device.forward(images); });

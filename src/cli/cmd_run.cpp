@@ -403,12 +403,15 @@ struct RunCommand {
   // A machine of several chips, or a pipeline's package: stage by stage, in this process or
   // over MPI ranks (docs/SCALE_OUT.md).
   int run_pipeline() const {
-    if (!plan_file.empty() || search.asked() || profiling.given() || time_reference || !lock_file.empty())
-      throw Error("--plan, --optimization-*, --profile-*, --time-reference, --device-lock: not for a machine of several "
-                  "chips (each stage uses the heuristic plan, unprofiled)",
+    if (profiling.given() || time_reference || !lock_file.empty())
+      throw Error("--profile-*, --time-reference, --device-lock: not for a machine of several chips", kExitUsage);
+    if (!package_file.empty() && (search.asked() || !plan_file.empty()))
+      throw Error("--plan, --optimization-steps or --optimization-report with --package: a package's plan is fixed "
+                  "when it is compiled (drop one)",
                   kExitUsage);
     return run_pipeline_command({model, machine_file, package_file, out_dir, save_embeddings, {stream_words, {}, {}},
-                                 inferences, threshold, reference_fp32, check_numerics, json, mpi, micro_batches});
+                                 inferences, threshold, reference_fp32, check_numerics, json, mpi, micro_batches,
+                                 search.for_stages(!plan_file.empty()), search.report_file, plan_file});
   }
 
   int run() {

@@ -19,6 +19,7 @@
 #include "support/error.hpp"
 #include "system/pipeline_device.hpp"
 #include "system/pipeline_package.hpp"
+#include "system/pipeline_plan_file.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -29,6 +30,16 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 std::string count_text(std::uint64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// A stage's plan search in a few words: what it gained over the heuristic plan.
+std::string search_text(const nlohmann::json& s) {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.4f", s["result_vs_baseline"].get<double>());
+  return "; searched: " + count_text(s["candidates_compiled"].get<std::uint64_t>(), "candidate", "candidates") + ", " +
+         std::to_string(s["baseline_cycles"].get<std::uint64_t>()) + " -> " +
+         std::to_string(s["result_cycles"].get<std::uint64_t>()) + " cycles (" + ratio + "x), stopped: " +
+         s["stopped"].get<std::string>();
 }
 
 void print_pipeline(std::ostream& out, const nlohmann::json& j) {
@@ -42,7 +53,7 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
         << (s.contains("gemm_tile_bytes_cap")
                 ? " (GEMM grids under a " + std::to_string(s["gemm_tile_bytes_cap"].get<std::uint64_t>()) + " B cap to fit)"
                 : std::string())
-        << "\n";
+        << (s.contains("search") ? search_text(s["search"]) : std::string()) << "\n";
   for (const auto& l : j["pipeline"]["links"])
     out << "link chip " << l["from_chip"] << " -> " << l["to_chip"] << ": " << l["bytes"] << " B, " << l["cycles"]
         << " cycles (latency " << l["latency_cycles"] << ", uncalibrated)\n";
@@ -60,6 +71,36 @@ void print_pipeline(std::ostream& out, const nlohmann::json& j) {
                 p["call_images_per_second"].get<double>(), (unsigned long long)p["interval_cycles"].get<std::uint64_t>(),
                 p["bottleneck_stage"].get<unsigned>(), p["throughput_images_per_second"].get<double>());
   out << line;
+  if (!p.contains("heuristic")) return;
+  const auto& h = p["heuristic"];
+  std::snprintf(line, sizeof line,
+                "with the heuristic plan per stage: latency %llu cycles, one call %llu cycles, interval %llu cycles, "
+                "%.1f images/s streaming\n",
+                (unsigned long long)h["latency_cycles"].get<std::uint64_t>(),
+                (unsigned long long)h["makespan_cycles"].get<std::uint64_t>(),
+                (unsigned long long)h["interval_cycles"].get<std::uint64_t>(), h["throughput_images_per_second"].get<double>());
+  out << line;
+}
+
+// The pipeline compiled for `model`: balanced and searched, or pinned by `plan_file`.
+system::CompiledPipeline compile_for(const ModelOptions& model, const std::string& machine_option,
+                                     const compiler::CompileOptions& options, const system::StageSearchOptions& search,
+                                     const std::string& plan_file) {
+  const target::MachineDescription machine = target::machine_from_option(machine_option);
+  const model::ViTConfig config = model.config();
+  const auto pinned = plan_file.empty() ? std::vector<system::StagePlan>{}
+                                        : system::read_pipeline_plan_file(plan_file, config, machine);
+  progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
+           ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
+  return system::compile_pipeline(config, model.numerics(), machine, options, search, pinned);
+}
+
+// --optimization-report on a pipeline: one plan search report per stage, in pipeline order.
+void write_search_report(const std::string& file, const system::CompiledPipeline& p) {
+  if (file.empty()) return;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const system::PipelineStage& s : p.stages) stages.push_back(s.search ? s.search->report : nlohmann::json(nullptr));
+  write_text_atomically(file, nlohmann::json{{"stages", stages}}.dump(1) + "\n");
 }
 
 nlohmann::json describe(const system::CompiledPipeline& p, const std::string& sha) {
@@ -109,18 +150,18 @@ bool is_pipeline_package(const std::string& package_file) {
 
 int compile_pipeline_command(const PipelineCompileRequest& r) {
   const auto t0 = std::chrono::steady_clock::now();
-  const target::MachineDescription machine = target::machine_from_option(r.machine_option);
-  const model::ViTConfig config = r.model.config();
-  check_micro_batches(r.micro_batches, config.batch);
-  progress("compiling " + config.name + " (" + layers_text(config.layers) + ") as a pipeline over " +
-           std::to_string(machine.system.chips) + " x " + machine.name);
-  system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+  check_micro_batches(r.micro_batches, r.model.config().batch);
+  system::CompiledPipeline p = compile_for(r.model, r.machine_option, r.options, r.search, r.plan_file);
   p.micro_batches = r.micro_batches;
+  write_search_report(r.search_report_file, p);
+  if (!r.write_plan.empty()) write_text_atomically(r.write_plan, system::pipeline_plan_file_text(p));
   const auto bytes = system::encode_pipeline(p).bytes();
   if (!r.package_file.empty()) write_bytes_atomically(r.package_file, bytes);
   nlohmann::json j = describe(p, package::sha256_hex(bytes));
   j["package_bytes"] = bytes.size();
   if (!r.package_file.empty()) j["package"] = r.package_file;
+  if (!r.plan_file.empty()) j["plan"] = r.plan_file;
+  if (!r.write_plan.empty()) j["plan_written"] = r.write_plan;
   j["compile_seconds"] = since(t0);
   std::ostream& out = r.package_file == "-" ? std::cerr : std::cout;
   if (r.json)
@@ -134,20 +175,24 @@ namespace {
 
 RunPackage pipeline_for_run(const PipelineRunRequest& r, const OutputDirectory* out, const mpi::World* mpi) {
   std::string path = r.package_file;
+  std::vector<std::optional<system::StageSearch>> searches;  // of the stages compiled here
+  std::string plan;
   if (path.empty()) {
     path = out ? out->path("model.tvpkg") : r.out_dir + "/model.tvpkg";
     if (out) {  // rank 0, or the only process
-      const auto machine = target::machine_from_option(r.machine_option);
-      const model::ViTConfig config = r.model.config();
-      progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
-               ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
-      system::CompiledPipeline p = system::compile_pipeline(config, r.model.numerics(), machine, r.options);
+      system::CompiledPipeline p = compile_for(r.model, r.machine_option, r.options, r.search, r.plan_file);
       p.micro_batches = r.micro_batches.value_or(1);
       write_bytes_atomically(path, system::encode_pipeline(p).bytes());
+      write_search_report(r.search_report_file, p);
+      for (const system::PipelineStage& s : p.stages) searches.push_back(s.search);
+      plan = p.plan;
     }
     if (mpi) mpi->barrier();  // the package is written before any other rank reads it
   }
   auto loaded = system::load_pipeline(path);
+  if (!plan.empty()) loaded.pipeline.plan = plan;  // what the package does not record, known here
+  for (std::size_t s = 0; s < searches.size() && s < loaded.pipeline.stages.size(); ++s)
+    loaded.pipeline.stages[s].search = searches[s];
   return {std::move(loaded.pipeline), loaded.sha256, path};
 }
 
@@ -221,7 +266,9 @@ int run_on_ranks(const PipelineRunRequest& r, const mpi::World* mpi, std::uint32
   std::vector<float> fp32, numerics_ref;
   if (rank == 0 && r.reference_fp32) progress("FP32 reference"), fp32 = reference::forward_fp32(weights, images);
   if (rank == 0 && r.check_numerics)
-    numerics_ref = reference::DeviceNumericsModel(weights, system::pipeline_numerics(p)).forward(images);
+    numerics_ref =
+        reference::DeviceNumericsModel(weights, system::pipeline_numerics(p), system::pipeline_layer_numerics(p))
+            .forward(images);
 
   progress("rank " + std::to_string(rank) + " of " + std::to_string(ranks) + ": chips " + std::to_string(first_chip) + " to " +
            std::to_string(end_chip - 1) + ", uploading weights");

@@ -8,6 +8,7 @@
 
 #include "cli/model_options.hpp"
 #include "compiler/compile.hpp"
+#include "system/pipeline.hpp"
 
 namespace tilevit::cli {
 
@@ -17,6 +18,9 @@ struct PipelineCompileRequest {
   compiler::CompileOptions options;
   bool json = false;
   std::uint32_t micro_batches = 1;  // recorded in the package: a call of micro_batches x batch images
+  system::StageSearchOptions search;  // the plan search per stage
+  std::string search_report_file;     // --optimization-report: every stage's search report
+  std::string plan_file, write_plan;  // --plan, --write-plan: a pipeline plan file
 };
 int compile_pipeline_command(const PipelineCompileRequest& request);
 
@@ -29,6 +33,9 @@ struct PipelineRunRequest {
   bool reference_fp32 = true, check_numerics = false, json = false, mpi = false;
   // Compiled into the package; with --package it must be the package's (unset: take it).
   std::optional<std::uint32_t> micro_batches;
+  system::StageSearchOptions search;  // when compiling here
+  std::string search_report_file;
+  std::string plan_file;  // --plan: a pipeline plan file
 };
 int run_pipeline_command(const PipelineRunRequest& request);
 

@@ -39,6 +39,10 @@ bool SearchFlags::stream_words_given() const {
   return app_ != nullptr && app_->get_option("--exchange-stream-words")->count() > 0;
 }
 
+system::StageSearchOptions SearchFlags::for_stages(bool plan_given) const {
+  return {steps_for(plan_given), seconds, static_cast<std::uint32_t>(std::max(1, host_threads())), progress};
+}
+
 namespace {
 
 // A plan file's W pins the exchange stream words, unless the command line names others.

@@ -11,6 +11,7 @@
 
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
+#include "system/pipeline.hpp"
 
 namespace tilevit::cli {
 
@@ -32,6 +33,8 @@ struct SearchFlags {
   void check(bool plan_given) const;
   // True when the command line set --exchange-stream-words (a plan's W must then agree).
   bool stream_words_given() const;
+  // The plan search per stage of a pipeline: these steps (steps_for) and cap, every host thread.
+  system::StageSearchOptions for_stages(bool plan_given) const;
 
  private:
   CLI::App* app_ = nullptr;

@@ -145,7 +145,7 @@ PlanFile parse_plan_file(const std::string& text, const std::string& source, std
   }
 }
 
-PlanFile read_plan_file(const std::string& path, const PlanTarget& expected) {
+std::string read_plan_text(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(path + ": cannot read the plan file: " + ec.message());
@@ -156,9 +156,17 @@ PlanFile read_plan_file(const std::string& path, const PlanTarget& expected) {
   std::ostringstream text;
   text << in.rdbuf();
   if (!in && !in.eof()) throw Error(path + ": cannot read the plan file");
-  PlanFile plan = parse_plan_file(text.str(), path, 1u << 20);
+  return text.str();
+}
+
+void check_plan_target(const PlanFile& plan, const PlanTarget& expected, const std::string& source) {
   if (!(plan.target == expected))
-    throw Error(path + ": a plan for " + describe(plan.target) + ", not for " + describe(expected));
+    throw Error(source + ": a plan for " + describe(plan.target) + ", not for " + describe(expected));
+}
+
+PlanFile read_plan_file(const std::string& path, const PlanTarget& expected) {
+  PlanFile plan = parse_plan_file(read_plan_text(path), path, 1u << 20);
+  check_plan_target(plan, expected, path);
   return plan;
 }
 

@@ -42,5 +42,9 @@ std::string plan_file_text(const PlanFile& plan);
 PlanFile parse_plan_file(const std::string& text, const std::string& source, std::uint32_t max_split);
 // Reads `path` (at most kMaxPlanFileBytes) and checks it was made for `expected`.
 PlanFile read_plan_file(const std::string& path, const PlanTarget& expected);
+// Its parts: the file's text (at most kMaxPlanFileBytes), and the check of a parsed plan's
+// target against `expected` (Error(kExitBadInput) naming `source` and both).
+std::string read_plan_text(const std::string& path);
+void check_plan_target(const PlanFile& plan, const PlanTarget& expected, const std::string& source);
 
 }  // namespace tilevit::compiler

@@ -207,7 +207,15 @@ std::vector<float> take_rows(const std::vector<float>& x, int count, int stride,
 }  // namespace
 
 DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model::NumericsConfig& numerics)
-    : config_(w.config), numerics_(numerics), weights_(nullptr) {
+    : DeviceNumericsModel(w, numerics, std::vector<model::NumericsConfig>(w.layers.size(), numerics)) {}
+
+DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model::NumericsConfig& numerics,
+                                         std::vector<model::NumericsConfig> layer_numerics)
+    : config_(w.config), numerics_(numerics), layer_numerics_(std::move(layer_numerics)), weights_(nullptr) {
+  if (layer_numerics_.size() != w.layers.size())
+    throw Error("device numerics: " + std::to_string(layer_numerics_.size()) + " layers' splits for " +
+                    std::to_string(w.layers.size()) + " layers",
+                kExitInternal);
   weights_ = new DeviceWeights;
   DeviceWeights& d = *weights_;
   auto device_linear = [&](const model::Linear& l, GemmRole r) {
@@ -221,12 +229,16 @@ DeviceNumericsModel::DeviceNumericsModel(const model::ViTWeights& w, const model
   }
   if (config_.pre_layernorm) d.pre_ln = device_layer_norm(w.pre_ln);
   if (config_.projection_dim) d.projection = device_linear(w.projection, GemmRole::Projection);
-  for (const auto& layer : w.layers)
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const auto& layer = w.layers[i];
+    auto layer_linear = [&](const model::Linear& l, GemmRole r) {
+      return reference::device_linear(l, numerics.role(r), layer_numerics_[i].role_inner_block(r));
+    };
     d.layers.push_back(DeviceLayer{device_layer_norm(layer.ln1), device_layer_norm(layer.ln2),
-                                   device_linear(layer.qkv, GemmRole::Qkv),
-                                   device_linear(layer.out, GemmRole::AttentionOut),
-                                   device_linear(layer.fc1, GemmRole::MlpUp),
-                                   device_linear(layer.fc2, GemmRole::MlpDown), fp16_copy(layer.ls1), fp16_copy(layer.ls2)});
+                                   layer_linear(layer.qkv, GemmRole::Qkv), layer_linear(layer.out, GemmRole::AttentionOut),
+                                   layer_linear(layer.fc1, GemmRole::MlpUp), layer_linear(layer.fc2, GemmRole::MlpDown),
+                                   fp16_copy(layer.ls1), fp16_copy(layer.ls2)});
+  }
   d.post_ln = device_layer_norm(w.post_ln);
   if (config_.family != model::Family::siglip) return;  // the MAP head is SigLIP's
   d.probe = fp16_copy(w.head.probe);
@@ -260,14 +272,16 @@ std::vector<float> DeviceNumericsModel::forward(const ImageBatch& images) const 
   if (c.pre_layernorm) x = run_layer_norm(dw.pre_ln, x, rows, w, eps);
 
   std::vector<float> attn(static_cast<std::size_t>(rows) * w);
-  for (const auto& layer : dw.layers) {
-    auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps, numerics_.encoder_norm_part[0]), rows);
+  for (std::size_t i = 0; i < dw.layers.size(); ++i) {
+    const DeviceLayer& layer = dw.layers[i];
+    const model::NumericsConfig& n = layer_numerics_[i];
+    auto qkv = run_linear(layer.qkv, run_layer_norm(layer.ln1, x, rows, w, eps, n.encoder_norm_part[0]), rows);
     // FP8 attention products: the QKV epilogue's cast of Q, K and V to F143.
-    if (numerics_.attention_fp8) numerics::fp8_round(qkv.data(), qkv.size(), numerics::Fp8Format::F143, numerics_.attention_scale);
+    if (n.attention_fp8) numerics::fp8_round(qkv.data(), qkv.size(), numerics::Fp8Format::F143, n.attention_scale);
     attention(c, batch, t, qkv.data(), 3 * w, 3 * tw, t, qkv.data() + w, qkv.data() + 2 * w, 3 * w, 3 * tw,
-              attn.data(), tw, numerics_.attention_key_block, numerics::AttentionPrecision{numerics_.attention_fp8});
+              attn.data(), tw, n.attention_key_block, numerics::AttentionPrecision{n.attention_fp8});
     residual_add(x, layer_scale(layer.ls1, run_linear(layer.out, attn, rows)));
-    residual_add(x, layer_scale(layer.ls2, mlp(layer.fc1, layer.fc2, c.activation, run_layer_norm(layer.ln2, x, rows, w, eps, numerics_.encoder_norm_part[1]), rows)));
+    residual_add(x, layer_scale(layer.ls2, mlp(layer.fc1, layer.fc2, c.activation, run_layer_norm(layer.ln2, x, rows, w, eps, n.encoder_norm_part[1]), rows)));
   }
   switch (c.pooling) {
     case model::Pooling::hidden_state: return x;

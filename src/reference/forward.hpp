@@ -21,6 +21,12 @@ struct DeviceWeights;
 class DeviceNumericsModel {
  public:
   DeviceNumericsModel(const model::ViTWeights& weights, const model::NumericsConfig& numerics);
+  // Encoder layer i split as layer_numerics[i] says (its GEMMs' K blocks, attention key
+  // block, LayerNorm parts, FP8 attention: a pipeline's stages may split their layers'
+  // sums differently), the embedding and head as `numerics`. Throws Error(kExitInternal)
+  // unless there is one per layer.
+  DeviceNumericsModel(const model::ViTWeights& weights, const model::NumericsConfig& numerics,
+                      std::vector<model::NumericsConfig> layer_numerics);
   ~DeviceNumericsModel();
   DeviceNumericsModel(const DeviceNumericsModel&) = delete;
   DeviceNumericsModel& operator=(const DeviceNumericsModel&) = delete;
@@ -29,6 +35,7 @@ class DeviceNumericsModel {
  private:
   const model::ViTConfig config_;
   const model::NumericsConfig numerics_;
+  const std::vector<model::NumericsConfig> layer_numerics_;  // per encoder layer
   DeviceWeights* weights_;
 };
 

@@ -1,8 +1,10 @@
 #include "system/pipeline.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "compiler/plan_search.hpp"
 #include "compiler/program_walk.hpp"
 #include "support/error.hpp"
 
@@ -25,8 +27,8 @@ compiler::StageRange stage_range(std::uint32_t stage, std::uint32_t stages, std:
 // Compiles every stage for `split` (layers per stage); throws the one-line capacity error
 // naming the stage that does not fit.
 CompiledPipeline compile_split(const model::ViTConfig& config, const model::NumericsConfig& numerics,
-                               const target::MachineDescription& machine, const compiler::CompileOptions& options,
-                               const std::vector<std::uint32_t>& split) {
+                               const target::MachineDescription& machine,
+                               const std::vector<compiler::CompileOptions>& options, const std::vector<std::uint32_t>& split) {
   const target::MachineDescription chip = target::one_chip(machine);
   CompiledPipeline out{machine, {}, {}};
   std::uint32_t first = 0;
@@ -34,8 +36,8 @@ CompiledPipeline compile_split(const model::ViTConfig& config, const model::Nume
     const auto range = stage_range(s, static_cast<std::uint32_t>(split.size()), first);
     const compiler::Graph graph = compiler::build_stage_graph(config, numerics, range, split[s]);
     try {
-      compiler::CompiledModel compiled = compiler::compile_model(graph, chip, options);
-      out.stages.push_back(PipelineStage{s, split[s], std::move(compiled.executable), compiled.stats});
+      compiler::CompiledModel compiled = compiler::compile_model(graph, chip, options[s]);
+      out.stages.push_back(PipelineStage{s, split[s], std::move(compiled.executable), compiled.stats, std::nullopt, compiled.plan});
     } catch (const compiler::DoesNotFit& e) {
       throw Error(config.name + " (" + std::to_string(config.layers) + " layers, batch " + std::to_string(config.batch) +
                       ") does not fit " + std::to_string(machine.system.chips) + " x " + machine.name + ": stage " +
@@ -49,6 +51,55 @@ CompiledPipeline compile_split(const model::ViTConfig& config, const model::Nume
   for (std::uint32_t s = 0; s + 1 < split.size(); ++s)
     out.links.push_back(StageLink{s, s + 1, bytes, target::link_cost(machine, s, s + 1, bytes)});
   return out;
+}
+
+// The time a stage's search may take: the cap's rest shared by the stages left; 0 (no
+// cap) without a cap; nullopt when the cap is used up.
+std::optional<double> stage_seconds(const StageSearchOptions& search, double elapsed, std::size_t stages_left) {
+  if (search.max_seconds <= 0) return 0.0;
+  const double rest = search.max_seconds - elapsed;
+  if (rest <= 0) return std::nullopt;
+  return rest / double(stages_left);
+}
+
+// Searches the plan of stage `s` of `p` from its heuristic plan (the baseline the search
+// recompiles, so it is never slower); candidates that do not fit are skipped by the search.
+void search_stage(const model::ViTConfig& config, const model::NumericsConfig& numerics, const compiler::CompileOptions& options,
+                  const StageSearchOptions& search, double seconds, CompiledPipeline& p, std::uint32_t s) {
+  PipelineStage& stage = p.stages[s];
+  const auto range = stage_range(s, static_cast<std::uint32_t>(p.stages.size()), stage.executable.stage.first_layer);
+  const compiler::Graph graph = compiler::build_stage_graph(config, numerics, range, stage.layers);
+  compiler::PlanSearchOptions so;
+  so.steps = search.steps;
+  so.max_seconds = seconds;
+  so.threads = search.threads;
+  if (search.progress) so.progress = [&](const std::string& line) { search.progress("stage " + std::to_string(s) + " " + line); };
+  compiler::PlanSearchResult found = compiler::search_plan(graph, target::one_chip(p.machine), options, so);
+  const compiler::PlanSearchReport& r = found.report;
+  stage.search = StageSearch{r.candidates.front().cycles, r.steps, r.evaluated, r.seconds, seconds, r.cut_by_time,
+                             r.stopped, compiler::plan_search_report_json(r)};
+  stage.executable = std::move(found.compiled.executable);
+  stage.stats = found.compiled.stats;
+  stage.plan = found.plan.pins;
+}
+
+// Every stage's plan searched in pipeline order, the time cap shared (StageSearchOptions).
+void search_stages(const model::ViTConfig& config, const model::NumericsConfig& numerics,
+                   const std::vector<compiler::CompileOptions>& options, const StageSearchOptions& search,
+                   CompiledPipeline& p) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint32_t s = 0; s < p.stages.size(); ++s) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::optional<double> seconds = stage_seconds(search, elapsed, p.stages.size() - s);
+    if (!seconds) {  // the cap is used up: the heuristic plan, as compiled
+      const std::uint64_t cycles = p.stages[s].stats.estimated_cycles;
+      p.stages[s].search = StageSearch{cycles, search.steps, 0, 0, 0, true, "time cap: no time left for this stage", {}};
+      continue;
+    }
+    search_stage(config, numerics, options[s], search, *seconds, p, s);
+  }
+  p.plan = "searched per stage, up to " + std::to_string(search.steps) + " candidates each (--optimization-steps " +
+           std::to_string(search.steps) + ")";
 }
 
 std::vector<std::uint32_t> even_split(std::uint32_t layers, std::uint32_t stages) {
@@ -89,7 +140,10 @@ std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vecto
   return split;
 }
 
-CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::NumericsConfig& numerics,
+namespace {
+
+// The split balanced by the heuristic stages' cycles, compiled with the heuristic plans.
+CompiledPipeline compile_balanced(const model::ViTConfig& config, const model::NumericsConfig& numerics,
                                   const target::MachineDescription& machine, const compiler::CompileOptions& options) {
   const std::uint32_t chips = machine.system.chips;
   const auto layers = static_cast<std::uint32_t>(config.layers);
@@ -99,7 +153,8 @@ CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::N
                     " chips (one layer per chip at least)",
                 kExitBadInput);
   const std::vector<std::uint32_t> even = even_split(layers, chips);
-  CompiledPipeline first = compile_split(config, numerics, machine, options, even);
+  const std::vector<compiler::CompileOptions> alike(chips, options);
+  CompiledPipeline first = compile_split(config, numerics, machine, alike, even);
   std::vector<std::uint64_t> fixed, per_layer, link;
   for (const PipelineStage& s : first.stages) {
     const std::uint64_t iteration = loop_iteration_cycles(s.executable.machine, s.executable.program);
@@ -110,11 +165,38 @@ CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::N
   const std::vector<std::uint32_t> balanced = balance_layers(layers, fixed, per_layer, link);
   if (balanced == even) return first;
   try {
-    return compile_split(config, numerics, machine, options, balanced);
+    return compile_split(config, numerics, machine, alike, balanced);
   } catch (const Error& e) {
     if (e.exit_code() != kExitBadInput) throw;
     return first;  // the balanced split overfills a chip: the even one fits
   }
+}
+
+}  // namespace
+
+CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::NumericsConfig& numerics,
+                                  const target::MachineDescription& machine, const compiler::CompileOptions& options,
+                                  const StageSearchOptions& search, const std::vector<StagePlan>& pinned) {
+  CompiledPipeline p;
+  std::vector<compiler::CompileOptions> stage_options(machine.system.chips, options);
+  if (pinned.empty()) {
+    p = compile_balanced(config, numerics, machine, options);
+    p.plan = "heuristic plan per stage (--optimization-steps 0)";
+  } else {
+    std::vector<std::uint32_t> split;
+    for (std::size_t s = 0; s < pinned.size() && s < stage_options.size(); ++s) {
+      split.push_back(pinned[s].layers);
+      stage_options[s].pins = pinned[s].pins;
+      stage_options[s].exchange_stream_words = pinned[s].exchange_stream_words;
+    }
+    if (split.size() != machine.system.chips)
+      throw Error("pipeline: " + std::to_string(pinned.size()) + " stage plans for " +
+                      std::to_string(machine.system.chips) + " chips", kExitInternal);
+    p = compile_split(config, numerics, machine, stage_options, split);
+    p.plan = "pinned per stage by a plan file";
+  }
+  if (search.steps > 0) search_stages(config, numerics, stage_options, search, p);
+  return p;
 }
 
 std::string micro_batches_problem(std::uint64_t micro_batches, int batch) {
@@ -144,10 +226,17 @@ std::uint64_t pipeline_makespan(const std::vector<std::vector<std::uint64_t>>& b
 }
 
 PipelineFigures pipeline_figures(const CompiledPipeline& p) {
+  std::vector<std::uint64_t> stage_cycles;
+  for (const PipelineStage& s : p.stages) stage_cycles.push_back(s.stats.estimated_cycles);
+  return pipeline_figures(p, stage_cycles);
+}
+
+PipelineFigures pipeline_figures(const CompiledPipeline& p, const std::vector<std::uint64_t>& stage_cycles) {
+  if (stage_cycles.size() != p.stages.size()) throw Error("pipeline: stage cycles for another pipeline", kExitInternal);
   PipelineFigures f;
   std::vector<std::uint64_t> busy;  // per stage: compute plus outgoing link
   for (std::size_t s = 0; s < p.stages.size(); ++s) {
-    const std::uint64_t stage = p.stages[s].stats.estimated_cycles;
+    const std::uint64_t stage = stage_cycles[s];
     const std::uint64_t outgoing = s < p.links.size() ? p.links[s].cost.cycles() : 0;
     f.stage_cycles += stage;
     f.link_cycles += outgoing;
@@ -168,6 +257,35 @@ PipelineFigures pipeline_figures(const CompiledPipeline& p) {
   return f;
 }
 
+namespace {
+
+nlohmann::json stage_search_json(const StageSearch& s, std::uint64_t cycles) {
+  return {{"steps", s.steps},
+          {"candidates_compiled", s.evaluated},
+          {"baseline_cycles", s.baseline_cycles},
+          {"result_cycles", cycles},
+          {"result_vs_baseline", s.baseline_cycles ? double(cycles) / double(s.baseline_cycles) : 1.0},
+          {"seconds", s.seconds},
+          {"max_seconds", s.max_seconds},
+          {"cut_by_time", s.cut_by_time},
+          {"stopped", s.stopped}};
+}
+
+// The pipeline's figures before the search: every stage with its heuristic plan.
+nlohmann::json heuristic_figures_json(const CompiledPipeline& p) {
+  std::vector<std::uint64_t> cycles;
+  for (const PipelineStage& s : p.stages) cycles.push_back(s.search->baseline_cycles);
+  const PipelineFigures f = pipeline_figures(p, cycles);
+  return {{"latency_cycles", f.latency_cycles},
+          {"interval_cycles", f.interval_cycles},
+          {"bottleneck_stage", f.bottleneck_stage},
+          {"throughput_images_per_second", f.streaming_images_per_second},
+          {"makespan_cycles", f.makespan_cycles},
+          {"call_images_per_second", f.call_images_per_second}};
+}
+
+}  // namespace
+
 nlohmann::json pipeline_json(const CompiledPipeline& p) {
   nlohmann::json stages = nlohmann::json::array(), links = nlohmann::json::array();
   for (const PipelineStage& s : p.stages) {
@@ -183,6 +301,7 @@ nlohmann::json pipeline_json(const CompiledPipeline& p) {
     // Known when compiled here (a package does not record it): the stage's fastest grids
     // did not fit and were chosen under this per-tile cap.
     if (s.stats.gemm_tile_bytes_cap != 0) stages.back()["gemm_tile_bytes_cap"] = s.stats.gemm_tile_bytes_cap;
+    if (s.search) stages.back()["search"] = stage_search_json(*s.search, s.stats.estimated_cycles);
   }
   for (const StageLink& l : p.links)
     links.push_back({{"from_chip", l.from_chip},
@@ -193,8 +312,8 @@ nlohmann::json pipeline_json(const CompiledPipeline& p) {
                      {"transfer_cycles", l.cost.transfer_cycles},
                      {"cycles", l.cost.cycles()}});
   const PipelineFigures f = pipeline_figures(p);
-  return {{"chips", p.machine.system.chips},
-          {"plan", "heuristic (no plan search per stage)"},
+  nlohmann::json out = {{"chips", p.machine.system.chips},
+          {"plan", p.plan},
           {"stages", stages},
           {"links", links},
           {"link_latency_calibrated", false},
@@ -211,6 +330,8 @@ nlohmann::json pipeline_json(const CompiledPipeline& p) {
           {"makespan_cycles", f.makespan_cycles},
           {"makespan_ms", f.makespan_seconds * 1e3},
           {"call_images_per_second", f.call_images_per_second}};
+  if (!p.stages.empty() && p.stages.front().search) out["heuristic"] = heuristic_figures_json(p);
+  return out;
 }
 
 model::NumericsConfig pipeline_numerics(const CompiledPipeline& p) {
@@ -219,15 +340,6 @@ model::NumericsConfig pipeline_numerics(const CompiledPipeline& p) {
   for (int r = static_cast<int>(model::GemmRole::MapQuery); r < model::kGemmRoleCount; ++r)
     n.inner_block[r] = last.inner_block[r];
   n.map_attention_key_block = last.map_attention_key_block;
-  for (const PipelineStage& s : p.stages) {
-    const model::NumericsConfig& m = s.executable.numerics;
-    bool same = m.attention_key_block == n.attention_key_block;
-    for (auto role : {model::GemmRole::Qkv, model::GemmRole::AttentionOut, model::GemmRole::MlpUp, model::GemmRole::MlpDown})
-      same &= m.role_inner_block(role) == n.role_inner_block(role);
-    if (!same)
-      throw Error("pipeline: stage on chip " + std::to_string(s.chip) + " splits the encoder's sums unlike stage 0",
-                  kExitInternal);
-  }
   return n;
 }
 
@@ -237,6 +349,12 @@ model::WeightPart weights_of_chips(const CompiledPipeline& p, std::uint32_t firs
   return model::WeightPart{static_cast<int>(first.stage.first_layer),
                            static_cast<int>(last.executable.stage.first_layer + last.layers), first.stage.embeds,
                            last.executable.stage.pools};
+}
+
+std::vector<model::NumericsConfig> pipeline_layer_numerics(const CompiledPipeline& p) {
+  std::vector<model::NumericsConfig> layers;
+  for (const PipelineStage& s : p.stages) layers.insert(layers.end(), s.layers, s.executable.numerics);
+  return layers;
 }
 
 }  // namespace tilevit::system

@@ -1,13 +1,16 @@
 #pragma once
 // A model pipelined over the chips of a multi-chip machine (docs/SCALE_OUT.md): contiguous
-// layer ranges, one per chip in line order, each compiled for one chip by compile_model
-// with the heuristic plan; the residual stream crosses an IPU-Link at every boundary.
-// Stages are balanced by their compiled cycles; every stage must fit its chip's SRAM.
+// layer ranges, one per chip in line order, each compiled for one chip by compile_model;
+// the residual stream crosses an IPU-Link at every boundary. Stages are balanced by their
+// heuristic plans' cycles, then each stage's plan may be searched (compiler/plan_search.hpp);
+// every stage must fit its chip's SRAM.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "compiler/compile.hpp"
 #include "model/weights.hpp"
@@ -15,11 +18,31 @@
 
 namespace tilevit::system {
 
+// The plan search of one stage, as compile_pipeline ran it (a package does not record it).
+struct StageSearch {
+  std::uint64_t baseline_cycles = 0;  // the stage with the heuristic plan
+  std::uint32_t steps = 0;            // candidates allowed
+  std::uint32_t evaluated = 0;        // candidates compiled
+  double seconds = 0, max_seconds = 0;  // its wall time and its share of --search-seconds (0: none)
+  bool cut_by_time = false;
+  std::string stopped;                // why it ended
+  nlohmann::json report;              // compiler::plan_search_report_json
+};
+
 struct PipelineStage {
   std::uint32_t chip = 0;
   std::uint32_t layers = 0;            // from executable.stage.first_layer
   compiler::Executable executable;     // for one chip (target::one_chip)
   compiler::CompileStats stats;        // its figures (cycles of one call, SRAM peak)
+  std::optional<StageSearch> search;   // when its plan was searched here
+  compiler::PlanPins plan;             // every grid it was compiled with (empty when loaded)
+};
+
+// A stage's plan as a pipeline plan file holds it (system/pipeline_plan_file.hpp).
+struct StagePlan {
+  std::uint32_t layers = 0;
+  compiler::PlanPins pins;
+  std::uint32_t exchange_stream_words = 1024;
 };
 
 // The residual stream leaving a stage for the next one.
@@ -36,6 +59,19 @@ struct CompiledPipeline {
   // One call carries micro_batches x batch images, streamed through the stages as
   // micro_batches micro-batches of the compiled batch (docs/SCALE_OUT.md).
   std::uint32_t micro_batches = 1;
+  // Where the stages' plans came from, in a few words (pipeline_json's "plan").
+  std::string plan = "as compiled into the package (a package does not record a plan search)";
+};
+
+// The plan search per stage: `steps` candidates for each stage (0: the heuristic plans).
+// A --search-seconds cap is shared in order: each stage may use the time left over its
+// stages left, so time a quick stage does not use passes on; a stage reached with no time
+// left keeps its heuristic plan. Without a cap the result does not depend on `threads`.
+struct StageSearchOptions {
+  std::uint32_t steps = 0;
+  double max_seconds = 0;
+  std::uint32_t threads = 1;
+  std::function<void(const std::string&)> progress;  // may be empty
 };
 
 // A call's micro-batches are bounded so that its images stay a test-sized host load.
@@ -83,21 +119,29 @@ std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vecto
 
 // Compiles `config` over every chip of `machine` (chips > 1): an even split first, then
 // the split balanced by the compiled stages' cycles (the interval, which a call of any
-// number of micro-batches ends on; micro_batches is left at 1 for the caller to set). Throws Error(kExitBadInput), one
-// line, when a stage does not fit its chip on any split tried, or the model has fewer
-// layers than chips.
+// number of micro-batches ends on; micro_batches is left at 1 for the caller to set), then
+// with search.steps > 0 every stage's plan searched from its heuristic plan, each stage
+// never slower than before. With `pinned` (one per chip, from a plan file) its split and
+// every stage's grids and W instead of the balancing and the heuristic plans (the search
+// then starts from them). Throws Error(kExitBadInput), one line, when a stage does not
+// fit its chip on any split tried, or the model has fewer layers than chips.
 CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::NumericsConfig& numerics,
-                                  const target::MachineDescription& machine, const compiler::CompileOptions& options);
+                                  const target::MachineDescription& machine, const compiler::CompileOptions& options,
+                                  const StageSearchOptions& search = {}, const std::vector<StagePlan>& pinned = {});
 
 // The stages and links of a compiled or loaded pipeline, as figures for its micro_batches.
 PipelineFigures pipeline_figures(const CompiledPipeline& pipeline);
+// The same figures had every stage taken `stage_cycles[s]` instead (e.g. its heuristic plan's).
+PipelineFigures pipeline_figures(const CompiledPipeline& pipeline, const std::vector<std::uint64_t>& stage_cycles);
 // Per stage and link, and the figures: what `tilevit compile --json` reports.
 nlohmann::json pipeline_json(const CompiledPipeline& pipeline);
 
 // The numerics the whole pipeline computes with (the device-numerics reference's): the
 // embedding's splits from the first stage, the head's from the last, the encoder's from
-// the first. Throws Error(kExitInternal) if two stages split an encoder role differently.
+// the first; and each encoder layer's splits from its stage's (a searched stage may split
+// its layers' sums unlike the others: reference::DeviceNumericsModel takes both).
 model::NumericsConfig pipeline_numerics(const CompiledPipeline& pipeline);
+std::vector<model::NumericsConfig> pipeline_layer_numerics(const CompiledPipeline& pipeline);
 
 // The weights chips [first_chip, end_chip) of `pipeline` hold: their stages' layers, the
 // embedding with the first stage, the head with the last (what a rank loads on the host).

@@ -150,7 +150,7 @@ CompiledPipeline decode_pipeline(const package::Container& c) {
   p.machine = system.machine;
   p.micro_batches = system.micro_batches;
   for (std::uint32_t s = 0; s < stages.size(); ++s) {
-    p.stages.push_back(PipelineStage{s, system.layers[s], std::move(stages[s]), {}});
+    p.stages.push_back(PipelineStage{s, system.layers[s], std::move(stages[s]), {}, {}, {}});
     PipelineStage& stage = p.stages.back();
     static_cast<compiler::ProgramSummary&>(stage.stats) =
         compiler::summarize_program(stage.executable.machine, stage.executable.program, stage.executable.tensors);

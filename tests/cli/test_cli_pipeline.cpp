@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.hpp"
@@ -73,6 +74,74 @@ TEST(PipelineCli, ACallOfMicroBatchesIsCompiledIntoThePackageAndRun) {
   EXPECT_EQ(other.err_lines(), 1) << other.err;
 }
 
+TEST(PipelineCli, OptimizationStepsSearchEveryStage) {
+  const std::string report_file = scratch("search.json");
+  const CliResult r = run_tilevit("compile " + kTiny + " --optimization-steps 2 --json --optimization-report " + report_file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto p = nlohmann::json::parse(r.out)["pipeline"];
+  EXPECT_EQ(p["plan"], "searched per stage, up to 2 candidates each (--optimization-steps 2)");
+  std::ifstream in(report_file);
+  const auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report["stages"].size(), 2u);
+  for (int s = 0; s < 2; ++s) {
+    const auto& search = p["stages"][s]["search"];
+    EXPECT_EQ(search["steps"], 2);
+    EXPECT_LE(search["result_cycles"].get<std::uint64_t>(), search["baseline_cycles"].get<std::uint64_t>());
+    EXPECT_EQ(search["result_cycles"], p["stages"][s]["estimated_cycles"]);
+    EXPECT_EQ(report["stages"][s]["result"]["estimated_cycles"], search["result_cycles"]);
+  }
+  EXPECT_GE(p["heuristic"]["interval_cycles"].get<std::uint64_t>(), p["interval_cycles"].get<std::uint64_t>());
+
+  const CliResult text = run_tilevit("compile " + kTiny + " --optimization-steps 2");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("; searched: 2 candidates, "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("with the heuristic plan per stage: latency "), std::string::npos) << text.out;
+
+  const CliResult run = run_tilevit("run " + kTiny + " --optimization-steps 2 --inferences 1 --check-numerics --json --out " +
+                                    scratch("search-run"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto ran = nlohmann::json::parse(run.out);
+  EXPECT_EQ(ran["pipeline"]["plan"], p["plan"]);
+  EXPECT_EQ(ran["pipeline"]["stages"][1]["search"]["result_cycles"], p["stages"][1]["search"]["result_cycles"]);
+  EXPECT_EQ(ran["package_sha256"], nlohmann::json::parse(r.out)["package_sha256"]);
+  EXPECT_EQ(ran["bit_exact_vs_device_numerics"], true);
+}
+
+TEST(PipelineCli, WritePlanThenPlanRebuildsTheSamePackage) {
+  const std::string plan = scratch("pipeline-plan.json");
+  const CliResult written = run_tilevit("compile " + kTiny + " --optimization-steps 3 --json --write-plan " + plan);
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  const CliResult pinned = run_tilevit("compile " + kTiny + " --json --plan " + plan);
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  const auto a = nlohmann::json::parse(written.out), b = nlohmann::json::parse(pinned.out);
+  EXPECT_EQ(b["package_sha256"], a["package_sha256"]);
+  EXPECT_EQ(b["pipeline"]["plan"], "pinned per stage by a plan file");
+  EXPECT_FALSE(b["pipeline"]["stages"][0].contains("search"));  // --plan alone: no search
+  const CliResult run = run_tilevit("run " + kTiny + " --plan " + plan + " --inferences 1 --json --out " + scratch("plan-run"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["package_sha256"], a["package_sha256"]);
+
+  std::ifstream in(plan);
+  nlohmann::json file = nlohmann::json::parse(in);
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> bad = {
+      {[](nlohmann::json& f) { f["stages"].erase(1); }, "a plan of 1 stage(s) for 2 chips, not for 2 x test16"},
+      {[](nlohmann::json& f) { f["stages"][1]["layers"] = 3; }, "the stages hold 5 layers, the model 4"},
+      {[](nlohmann::json& f) { f["stages"][0]["layers"] = 0; }, "stages[0].layers: expected a whole number in 1..4"},
+      {[](nlohmann::json& f) { f["stages"][1]["plan"]["batch"] = 1; }, "stages[1].plan: a plan for siglip2-tiny batch 1"},
+      {[](nlohmann::json& f) { f = nlohmann::json(f["stages"][0]["plan"]); }, "a one-chip plan cannot pin a pipeline"},
+  };
+  for (const auto& [change, message] : bad) {
+    nlohmann::json edited = file;
+    change(edited);
+    const std::string path = scratch("bad-plan.json");
+    std::ofstream(path) << edited.dump();
+    const CliResult r = run_tilevit("compile " + kTiny + " --plan " + path);
+    EXPECT_EQ(r.exit_code, 3) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+  }
+}
+
 TEST(PipelineCli, MicroBatchesOutOfBoundsOrOnOneChipAreUsageErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"compile " + kTiny + " --micro-batches 0", "--micro-batches 0: expected 1 to 64"},
@@ -109,8 +178,11 @@ TEST(PipelineCli, BadInputIsOneLine) {
   EXPECT_EQ(no_fit.exit_code, 3);
   EXPECT_NE(no_fit.err.find("does not fit 2 x test16: stage 0"), std::string::npos) << no_fit.err;
 
-  const CliResult plan = run_tilevit("compile " + kTiny + " --optimization-steps 4");
-  EXPECT_EQ(plan.exit_code, 2);
+  const CliResult steps = run_tilevit("compile " + kTiny + " --steps");
+  EXPECT_EQ(steps.exit_code, 2);
+  EXPECT_NE(steps.err.find("--steps, --kernels, --profile-*: not for a machine of several chips"), std::string::npos)
+      << steps.err;
+  EXPECT_EQ(steps.err_lines(), 1) << steps.err;
   const CliResult one_chip = run_tilevit("run --preset siglip2-tiny --machine test16 --mpi --out " + scratch("one"));
   EXPECT_EQ(one_chip.exit_code, 2);
   EXPECT_NE(one_chip.err.find("--mpi: the machine has one chip"), std::string::npos) << one_chip.err;

@@ -13,16 +13,13 @@
 #include "system/pipeline.hpp"
 #include "system/pipeline_device.hpp"
 #include "system/pipeline_package.hpp"
+#include "tiny_pipeline.hpp"
 
 using namespace tilevit;
 
 namespace {
 
-model::ViTConfig tiny(int batch = 2) {
-  model::ViTConfig c = model::ViTConfig::preset("siglip2-tiny");
-  c.batch = batch;
-  return c;
-}
+model::ViTConfig tiny(int batch = 2) { return test_support::tiny_pipeline_model(batch); }
 
 system::CompiledPipeline compile_tiny(const model::ViTConfig& c) {
   return system::compile_pipeline(c, model::NumericsConfig::uniform(-4), target::test16x2(), {});
@@ -142,7 +139,9 @@ TEST(Pipeline, RunsBitExactInOneProcessAndSplit) {
   system::PipelineDevice whole(p, 0, 2);
   whole.upload_weights(weights);
   const auto one = whole.run(images, nullptr);
-  EXPECT_EQ(one.output, reference::DeviceNumericsModel(weights, system::pipeline_numerics(p)).forward(images));
+  EXPECT_EQ(one.output,
+            reference::DeviceNumericsModel(weights, system::pipeline_numerics(p), system::pipeline_layer_numerics(p))
+                .forward(images));
   EXPECT_EQ(one.clock, system::pipeline_figures(p).latency_cycles);
   const auto cmp = reference::compare_embeddings(one.output, reference::forward_fp32(weights, images), c.output_values_per_image());
   EXPECT_GT(cmp.min_cosine, 0.99);
@@ -184,7 +183,9 @@ TEST(Pipeline, MicroBatchesRunAsSeparateCallsButOverlapped) {
   }
   const auto call = streamed.run(images, nullptr);
   EXPECT_EQ(call.output, separate);
-  EXPECT_EQ(call.output, reference::DeviceNumericsModel(weights, system::pipeline_numerics(three)).forward(images));
+  EXPECT_EQ(call.output, reference::DeviceNumericsModel(weights, system::pipeline_numerics(three),
+                                                        system::pipeline_layer_numerics(three))
+                             .forward(images));
   const auto f = system::pipeline_figures(three);
   EXPECT_EQ(call.first_clock, f.latency_cycles);
   EXPECT_EQ(call.clock, f.latency_cycles + 2 * f.interval_cycles);
