@@ -25,9 +25,11 @@ std::uint32_t count_in(const json& j, const char* key, std::uint64_t most, const
 
 void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
   if (!j.is_object()) throw Error(where + ": expected an object", kExitBadInput);
-  for (const auto& [key, value] : j.items())
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
     if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) == keys.end())
       throw Error(where + ": unknown field \"" + key + "\"", kExitBadInput);
+  }
 }
 
 }  // namespace
