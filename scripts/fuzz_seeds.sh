@@ -21,6 +21,8 @@ cp "$work"/run/*.tvprof "$corpus/fuzz_profile/"
 "$tilevit" machine --machine test16x2 > "$corpus/fuzz_machine/test16x2.machine"
 "$tilevit" compile --preset siglip2-tiny --layers 2 --machine test16x2 \
   --package "$corpus/fuzz_pipeline_package/siglip2_tiny_x2.tvpkg" >/dev/null 2>&1
+"$tilevit" compile --preset siglip2-tiny --layers 2 --machine test16x2 --optimization-steps 1 \
+  --write-plan "$corpus/fuzz_pipeline_plan_file/siglip2_tiny_x2.plan.json" >/dev/null 2>&1
 "$tilevit" compile --preset small --layers 1 --machine "$machine" --write-plan "$corpus/fuzz_plan_file/small1.plan.json" \
   >/dev/null 2>&1
 "$tilevit" compile --preset small --layers 2 --machine "$machine" --optimization-steps 2 \

@@ -53,9 +53,15 @@ std::string pipeline_plan_file_text(const CompiledPipeline& p) {
 
 std::vector<StagePlan> read_pipeline_plan_file(const std::string& path, const model::ViTConfig& config,
                                                const target::MachineDescription& machine) {
+  return parse_pipeline_plan_file(compiler::read_plan_text(path), path, config, machine);
+}
+
+std::vector<StagePlan> parse_pipeline_plan_file(const std::string& text, const std::string& path,
+                                                const model::ViTConfig& config,
+                                                const target::MachineDescription& machine) {
   json j;
   try {
-    j = json::parse(compiler::read_plan_text(path));
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw Error(path + ": not a pipeline plan file (" + std::string(e.what()) + ")", kExitBadInput);
   }

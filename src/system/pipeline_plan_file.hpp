@@ -25,5 +25,10 @@ std::string pipeline_plan_file_text(const CompiledPipeline& pipeline);
 // Error(kExitBadInput), one line naming the file and field.
 std::vector<StagePlan> read_pipeline_plan_file(const std::string& path, const model::ViTConfig& config,
                                                const target::MachineDescription& machine);
+// The same for the file's text (`path` names it in errors): what read_pipeline_plan_file
+// does after its bounded read, and what the fuzz target feeds.
+std::vector<StagePlan> parse_pipeline_plan_file(const std::string& text, const std::string& path,
+                                                const model::ViTConfig& config,
+                                                const target::MachineDescription& machine);
 
 }  // namespace tilevit::system
