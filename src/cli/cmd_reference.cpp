@@ -70,10 +70,13 @@ struct ReferenceCommand {
   struct RunModel {
     model::ViTConfig config;
     model::NumericsConfig numerics;
-    std::vector<model::NumericsConfig> layer_numerics;  // a pipeline's, per encoder layer; else empty
+    std::vector<model::NumericsConfig> layer_numerics;  // per encoder layer (a pipeline's stages may differ)
   };
+  static RunModel uniform(const model::ViTConfig& config, const model::NumericsConfig& numerics) {
+    return {config, numerics, std::vector<model::NumericsConfig>(static_cast<std::size_t>(config.layers), numerics)};
+  }
   RunModel model_of_run() const {
-    if (package_file.empty()) return {model.config(), model.numerics(), {}};
+    if (package_file.empty()) return uniform(model.config(), model.numerics());
     if (is_pipeline_package(package_file)) {  // the whole model over its stages: no --stage here
       const system::LoadedPipeline loaded = system::load_pipeline(package_file);
       const compiler::Executable& first = loaded.pipeline.stages.front().executable;
@@ -82,7 +85,7 @@ struct ReferenceCommand {
     }
     const package::VerifiedPackage loaded = package::load_verified_package(package_file);
     check_model_flags_match(model, loaded.contents, package_file);
-    return {loaded.contents.config, loaded.contents.numerics, {}};
+    return uniform(loaded.contents.config, loaded.contents.numerics);
   }
 
   int run() {
@@ -123,9 +126,7 @@ struct ReferenceCommand {
     if (!fp32_only) {
       progress("device-numerics reference (" + numerics.describe() + ")");
       t0 = std::chrono::steady_clock::now();
-      const reference::DeviceNumericsModel device =
-          layer_numerics.empty() ? reference::DeviceNumericsModel(weights, numerics)
-                                 : reference::DeviceNumericsModel(weights, numerics, layer_numerics);
+      const reference::DeviceNumericsModel device(weights, numerics, layer_numerics);
       out["device_prepare_seconds"] = seconds_since(t0);
       std::vector<float> dev;
       const double device_seconds = median_seconds(repeat, [&] { dev = device.forward(images); });

@@ -1,7 +1,6 @@
 #include "compiler/compile.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "compiler/distribution.hpp"
 #include "support/error.hpp"
@@ -74,10 +73,8 @@ std::uint64_t shortfall(const TileOverflow& o) { return std::max<std::uint64_t>(
 // The next cap: below the largest GEMM's bytes (or the current cap) by the shortfall, and
 // by twice as much for every earlier round that did not shrink it (a small step may
 // change no grid); 0 when that leaves nothing.
-std::uint64_t tighter_cap(const std::map<std::string, std::uint64_t>& gemm_tile_bytes, std::uint64_t current,
-                          std::uint64_t short_bytes, int rounds_without_progress) {
-  std::uint64_t largest = 0;
-  for (const auto& [op, bytes] : gemm_tile_bytes) largest = std::max(largest, bytes);
+std::uint64_t tighter_cap(std::uint64_t largest, std::uint64_t current, std::uint64_t short_bytes,
+                          int rounds_without_progress) {
   if (current != 0) largest = std::min(largest, current);
   const std::uint64_t step = short_bytes << std::min(rounds_without_progress, 20);
   return largest > step ? largest - step : 0;
@@ -93,7 +90,7 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
   for (int round = 0;; ++round) {
     Lowered lowered = lower(graph, machine, {attempt.exchange_stream_words, attempt.profiling, attempt.pins,
                                              attempt.gemm_tile_bytes_cap});
-    const std::map<std::string, std::uint64_t> gemm_tile_bytes = lowered.gemm_tile_bytes;
+    const std::uint64_t largest_gemm = lowered.largest_gemm_tile_bytes;
     try {
       return compile_lowered(graph, machine, attempt, std::move(lowered));
     } catch (const DoesNotFit& e) {
@@ -106,7 +103,7 @@ CompiledModel compile_model(const Graph& graph, const target::MachineDescription
         ++rounds_without_progress;
       }
       const std::uint64_t cap =
-          tighter_cap(gemm_tile_bytes, attempt.gemm_tile_bytes_cap, short_bytes, rounds_without_progress);
+          tighter_cap(largest_gemm, attempt.gemm_tile_bytes_cap, short_bytes, rounds_without_progress);
       if (cap == 0) throw;
       attempt.gemm_tile_bytes_cap = cap;
     }

@@ -4,7 +4,6 @@
 // live here: GEMM grids (gemm_plan.hpp), row-split element-wise work, attention by head
 // and query block, broadcast of per-layer vectors from their home tiles.
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -43,7 +42,7 @@ struct Lowered {
   std::vector<HostBinding> bindings;
   std::vector<ElementConflict> conflicts_by_allocation;  // pairs of allocation indices (same tile)
   PlanPins plan;  // the grid every GEMM and attention op used, pinned or chosen (a plan file's content)
-  std::map<std::string, std::uint64_t> gemm_tile_bytes;  // per GEMM op: gemm_tile_bytes of its grid
+  std::uint64_t largest_gemm_tile_bytes = 0;  // the most gemm_tile_bytes of any GEMM's grid
 };
 
 Lowered lower(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options);

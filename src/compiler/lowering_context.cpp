@@ -259,7 +259,7 @@ void LoweringContext::record_attention_key_block(AttentionUse use, std::uint32_t
 
 void LoweringContext::record_gemm_grid(const std::string& op_name, const GemmGrid& grid, std::uint64_t tile_bytes) {
   out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits, grid.column_quantum};
-  out_.gemm_tile_bytes[op_name] = tile_bytes;
+  out_.largest_gemm_tile_bytes = std::max(out_.largest_gemm_tile_bytes, tile_bytes);
 }
 
 std::uint32_t LoweringContext::tile_offset(const std::string& op_name) {

@@ -68,7 +68,8 @@ class LoweringContext {
   // A split LayerNorm and its column part; a GELU with FP8 output (both kept in the plan).
   void record_norm_part(const std::string& op_name, NormUse use, std::uint32_t part_width);
   void record_fp8_output_gelu(const std::string& op_name);
-  // The grids used, per op: the plan `compile --write-plan` exports.
+  // The grids used, per op: the plan `compile --write-plan` exports (a GEMM with its
+  // gemm_tile_bytes, of which Lowered keeps the largest).
   void record_gemm_grid(const std::string& op_name, const GemmGrid& grid, std::uint64_t tile_bytes);
   void record_attention_grid(const std::string& op_name, const AttentionGrid& grid);
   // An attention op lowered with FP8 products: in the plan and in the recorded numerics.
