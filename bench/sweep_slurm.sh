@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A sweep through a single-node Slurm started for it (scripts/single_node_slurm.sh), as
-# docs/SCALE_OUT.md "Sweeps" measures it: the whole sweep's wall time (submission to the
+# docs/experiments/scaleout-measurements-2026-12-03.md measures it: the whole sweep's wall time (submission to the
 # merged outputs), the median of the points' own evaluation times, and Slurm's task
 # starts. Usage: bench/sweep_slurm.sh [SPEC] [OUT] [MAX_PARALLEL]
 set -euo pipefail
