@@ -12,9 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::expect_clean([&] {
     const compiler::PlanFile plan = compiler::parse_plan_file(std::string(fuzz::as_text(data, size)), "fuzz.plan", 1u << 20);
     const compiler::PlanFile again = compiler::parse_plan_file(compiler::plan_file_text(plan), "again.plan", 1u << 20);
-    if (!(again.target == plan.target) || again.pins.gemm.size() != plan.pins.gemm.size() ||
-        again.pins.attention.size() != plan.pins.attention.size() ||
-        again.exchange_stream_words != plan.exchange_stream_words)
+    if (!(again.target == plan.target) || again.plan.pins.gemm.size() != plan.plan.pins.gemm.size() ||
+        again.plan.pins.attention.size() != plan.plan.pins.attention.size() ||
+        again.plan.exchange_stream_words != plan.plan.exchange_stream_words ||
+        again.pins_stream_words != plan.pins_stream_words)
       fuzz::fail("a plan file does not read back as written");
     static const compiler::Graph graph = [] {
       model::ViTConfig c = model::ViTConfig::small();
@@ -22,8 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       return compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4));
     }();
     compiler::CompileOptions options;
-    options.pins = plan.pins;
-    if (plan.exchange_stream_words != 0) options.exchange_stream_words = plan.exchange_stream_words;
+    options.plan = plan.plan;  // a version 1 file's W is the default
     compiler::compile_model(graph, target::test16(), options);
   });
   return 0;

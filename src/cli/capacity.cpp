@@ -51,7 +51,7 @@ void throw_does_not_fit(const compiler::Graph& graph, const target::MachineDescr
                         compiler::CompileOptions options, const compiler::DoesNotFit& error) {
   const model::ViTConfig& c = graph.config;
   const compiler::TileOverflow& o = error.overflow();
-  options.pins = {};  // the grids of another size do not apply
+  options.plan.pins = {};  // the grids of another size do not apply
   const auto fits = [&](int batch, int layers) { return compiles(c, batch, layers, graph.numerics, machine, options); };
   std::string message = c.name + " (" + layers_text(c.layers) + ", batch " + std::to_string(c.batch) +
                         ") does not fit " + machine.name + ": " + compiler::describe(o) + "; ";

@@ -13,6 +13,7 @@
 #include "compiler/calibration_coverage.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
+#include "compiler/program_dump.hpp"
 #include "compiler/program_walk.hpp"
 #include "compiler/exchange_bounds.hpp"
 #include "package/program_codec.hpp"
@@ -29,18 +30,20 @@ struct CompileCommand {
   ModelOptions model;
   ProfileFlags profiling;
   SearchFlags search;
-  std::string machine_file, package, plan_file, write_plan;
-  std::uint32_t stream_words = 1024, micro_batches = 1;
-  bool json = false, fuse_qkv = true, steps = false, kernels = false;
+  std::string machine_file, package, plan_file, write_plan, dump_after;
+  std::uint32_t stream_words = compiler::kDefaultStreamWords, micro_batches = 1;
+  bool json = false, fuse_qkv = true, steps = false, kernels = false, list_passes = false;
   CLI::Option* micro_batches_option = nullptr;
+  CLI::App* app_ = nullptr;
 
   CommandAction setup(CLI::App& app) {
+    app_ = &app;
     model.add_to(app, false);
     app.add_option("--batch", model.batch, kBatchHelp)->capture_default_str();
     app.add_option("--machine", machine_file, "machine description file (default: the embedded C600)");
     micro_batches_option = app.add_option("--micro-batches", micro_batches, kMicroBatchesHelp)->capture_default_str();
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words per stream")
-        ->check(CLI::Range(16u, 1u << 20))
+        ->check(CLI::Range(compiler::kMinStreamWords, compiler::kMaxStreamWords))
         ->capture_default_str();
     app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv,
                  "one fused QKV GEMM (always on: the graph fuses q, k, v; --no-fuse-qkv is refused)");
@@ -53,6 +56,10 @@ struct CompileCommand {
     app.add_flag("--steps", steps, "also list every superstep: estimated compute and exchange cycles, bytes");
     app.add_flag("--kernels", kernels,
                  "also list per operation and kernel kind the longest call: cycles, uncalibrated part, shape");
+    app.add_flag("--list-passes", list_passes, "list the compile pipeline's passes in order, and exit");
+    app.add_option("--dump-after", dump_after,
+                   "print the program after this pass (--list-passes) on standard output; the report then goes to "
+                   "stderr");
     return [this] { return run(); };
   }
 
@@ -65,9 +72,11 @@ struct CompileCommand {
     for (const std::string* out : {&package, &write_plan})
       if (!out->empty()) check_output_writable(*out);
     search.check(!plan_file.empty());
-    if ((package == "-") + (write_plan == "-") + (search.report_file == "-") > 1)
-      throw Error("--package -, --write-plan -, --optimization-report -: only one output can go to standard output",
+    if ((package == "-") + (write_plan == "-") + (search.report_file == "-") + !dump_after.empty() > 1)
+      throw Error("--package -, --write-plan -, --optimization-report -, --dump-after: only one output can go to "
+                  "standard output",
                   kExitUsage);
+    if (!dump_after.empty()) pass_named(dump_after);
   }
 
   // A machine of several chips: the model pipelined over them, each stage's plan searched
@@ -77,11 +86,52 @@ struct CompileCommand {
       throw Error("--steps, --kernels, --profile-*: not for a machine of several chips (its stages are compiled "
                   "unprofiled)",
                   kExitUsage);
-    return compile_pipeline_command({model, machine_file, package, {stream_words, {}, {}}, json, micro_batches,
+    if (!dump_after.empty())
+      throw Error("--dump-after: not for a machine of several chips (dump a stage: compile it for one chip with "
+                  "--layers)",
+                  kExitUsage);
+    return compile_pipeline_command({model, machine_file, package, {compiler::Plan{{}, stream_words}, {}, {}}, json, micro_batches,
                                      search.for_stages(!plan_file.empty()), search.report_file, plan_file, write_plan});
   }
 
+  static const compiler::PassInfo& pass_named(const std::string& name) {
+    std::string names;
+    for (const compiler::PassInfo& p : compiler::compile_passes()) {
+      if (name == p.name) return p;
+      names += std::string(names.empty() ? "" : ", ") + p.name;
+    }
+    throw Error("--dump-after " + name + ": no such pass (the passes: " + names + ")", kExitUsage);
+  }
+
+  // --list-passes answers alone: any other flag would be ignored.
+  int print_passes() const {
+    for (const CLI::Option* o : app_->get_options())
+      if (o->count() > 0 && o->get_name() != "--list-passes" && o->get_name() != "--json")
+        throw Error(o->get_name() + ": not with --list-passes (it lists the passes and exits)", kExitUsage);
+    nlohmann::json list = nlohmann::json::array();
+    for (const compiler::PassInfo& p : compiler::compile_passes()) {
+      list.push_back({{"name", p.name}, {"what", p.what}});
+      if (!json) std::printf("%-20s %s\n", p.name, p.what);
+    }
+    if (json) std::cout << nlohmann::json{{"passes", list}}.dump(1) << "\n";
+    return kExitOk;
+  }
+
+  // The chosen plan compiled again (compiles are deterministic), the program printed after
+  // the pass --dump-after names; a re-plan under a GEMM cap prints its last round only.
+  void dump_program(const compiler::Graph& graph, const target::MachineDescription& machine,
+                    const compiler::CompiledModel& compiled) const {
+    std::string text;
+    const compiler::PassInfo& wanted = pass_named(dump_after);
+    compiler::CompileOptions options{compiled.plan, profiling.options(), compiled.stats.gemm_tile_bytes_cap};
+    compiler::compile_model(graph, machine, options, [&](const compiler::PassInfo& pass, const compiler::CompiledProgram& p) {
+      if (std::string(pass.name) == wanted.name) text = compiler::dump_program(p);
+    });
+    std::cout << "// after " << wanted.name << ": " << wanted.what << "\n" << text;
+  }
+
   int run() {
+    if (list_passes) return print_passes();
     model.apply_threads();
     check_flags();
     if (is_pipeline_machine(machine_file)) return run_pipeline();
@@ -92,9 +142,10 @@ struct CompileCommand {
     const compiler::Graph graph = compiler::build_vit_graph(config, model.numerics());
     progress("compiling " + config.name + " (" + layers_text(config.layers) + ") for " + machine.name);
     const PlannedCompile planned =
-        compile_planned(graph, machine, {stream_words, profiling.options()}, plan_file, search);
+        compile_planned(graph, machine, {compiler::Plan{{}, stream_words}, profiling.options()}, plan_file, search);
     const compiler::CompiledModel& compiled = planned.compiled;
     if (!write_plan.empty()) write_text_atomically(write_plan, compiler::plan_file_text(planned.plan));
+    if (!dump_after.empty()) dump_program(graph, machine, compiled);
     std::string sha;
     std::uint64_t package_bytes = 0;
     {
@@ -143,7 +194,8 @@ struct CompileCommand {
     if (planned.report) j["optimization"] = *planned.report;
     if (steps) j["steps"] = steps_json(machine, compiled.executable.program);
     // With the package on standard output, the report goes to stderr.
-    std::ostream& report = package == "-" || write_plan == "-" || search.report_file == "-" ? std::cerr : std::cout;
+    std::ostream& report =
+        package == "-" || write_plan == "-" || search.report_file == "-" || !dump_after.empty() ? std::cerr : std::cout;
     if (json) {
       report << j.dump(1) << "\n";
     } else {

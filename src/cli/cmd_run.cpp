@@ -85,7 +85,7 @@ struct RunCommand {
   ProfileFlags profiling;
   SearchFlags search;
   std::string machine_file, package_file, plan_file, lock_file, out_dir = "tilevit-out", save_embeddings;
-  std::uint32_t stream_words = 1024;
+  std::uint32_t stream_words = compiler::kDefaultStreamWords;
   std::optional<std::uint32_t> micro_batches;
   int inferences = 3;
   double lock_timeout = 60, threshold = 0.99;
@@ -231,7 +231,7 @@ struct RunCommand {
     progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " +
              std::to_string(config.batch) + ") for " + machine.name);
     const PlannedCompile planned = compile_planned(compiler::build_vit_graph(config, model.numerics()), machine,
-                                                   {stream_words, profiling_options}, plan_file, search);
+                                                   {compiler::Plan{{}, stream_words}, profiling_options}, plan_file, search);
     const auto& compiled = planned.compiled;
     const std::string path = out.path("model.tvpkg");
     write_bytes_atomically(path, package::encode_package(compiled.executable).bytes());
@@ -409,7 +409,7 @@ struct RunCommand {
       throw Error("--plan, --optimization-steps or --optimization-report with --package: a package's plan is fixed "
                   "when it is compiled (drop one)",
                   kExitUsage);
-    return run_pipeline_command({model, machine_file, package_file, out_dir, save_embeddings, {stream_words, {}, {}},
+    return run_pipeline_command({model, machine_file, package_file, out_dir, save_embeddings, {compiler::Plan{{}, stream_words}, {}, {}},
                                  inferences, threshold, reference_fp32, check_numerics, json, mpi, micro_batches,
                                  search.for_stages(!plan_file.empty()), search.report_file, plan_file});
   }

@@ -49,13 +49,14 @@ namespace {
 void apply_plan_file(const std::string& path, const compiler::PlanTarget& target, const SearchFlags& search,
                      compiler::CompileOptions& options) {
   const compiler::PlanFile plan = compiler::read_plan_file(path, target);
-  options.pins = plan.pins;
-  if (plan.exchange_stream_words == 0) return;
-  if (search.stream_words_given() && options.exchange_stream_words != plan.exchange_stream_words)
-    throw Error("--exchange-stream-words " + std::to_string(options.exchange_stream_words) + " contradicts " + path +
-                    " (exchange_stream_words " + std::to_string(plan.exchange_stream_words) + "): drop one",
+  const std::uint32_t asked = options.plan.exchange_stream_words;
+  options.plan.pins = plan.plan.pins;
+  if (!plan.pins_stream_words) return;
+  if (search.stream_words_given() && asked != plan.plan.exchange_stream_words)
+    throw Error("--exchange-stream-words " + std::to_string(asked) + " contradicts " + path +
+                    " (exchange_stream_words " + std::to_string(plan.plan.exchange_stream_words) + "): drop one",
                 kExitUsage);
-  options.exchange_stream_words = plan.exchange_stream_words;
+  options.plan.exchange_stream_words = plan.plan.exchange_stream_words;
 }
 
 }  // namespace
@@ -79,7 +80,7 @@ PlannedCompile compile_planned(const compiler::Graph& graph, const target::Machi
                 kExitBadInput);
   }
   PlannedCompile out{std::move(found->compiled),
-                     compiler::PlanFile{target, found->plan.pins, found->plan.exchange_stream_words},
+                     compiler::PlanFile{target, found->plan},
                      std::nullopt};
   if (so.steps > 0 || !search.report_file.empty()) out.report = compiler::plan_search_report_json(found->report);
   if (!search.report_file.empty()) write_text_atomically(search.report_file, out.report->dump(1) + "\n");

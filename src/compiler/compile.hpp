@@ -2,6 +2,8 @@
 // The compiler driver: graph -> lowered program -> placed program, with the figures a
 // user asks first (per-tile memory, supersteps, exchange, estimated cycles).
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,15 +15,6 @@
 #include "target/machine.hpp"
 
 namespace tilevit::compiler {
-
-struct CompileOptions {
-  std::uint32_t exchange_stream_words = 1024;
-  ProfilingOptions profiling;  // enabled: reserve the profiling buffers
-  PlanPins pins{};             // passed to lowering (LoweringOptions::pins)
-  // A per-tile bound on each chosen GEMM grid's bytes (gemm_plan.hpp GemmMemoryCap); 0:
-  // none at first, and compile_model sets one itself when the fastest grids do not fit.
-  std::uint64_t gemm_tile_bytes_cap = 0;
-};
 
 struct CompileStats : ProgramSummary {
   std::uint32_t peak_tile_bytes = 0, largest_hole_min = 0;
@@ -43,18 +36,30 @@ struct Executable {
 // The compiler's answer: the executable, and the figures of its placement.
 struct CompiledModel {
   Executable executable;
-  PlanPins plan;                        // the grid of every GEMM and attention op (plan_file.hpp)
+  Plan plan;                            // every lever as compiled: W, every GEMM and attention op's grid
   std::vector<TileMemoryStats> memory;  // per tile
   CompileStats stats;
 };
 
-// Lowers and places `graph`. When placement finds a tile over its SRAM and no cap was
+// The compile pipeline's passes, in the order they run (compile.cpp): `tilevit compile
+// --list-passes`, and the names --dump-after takes.
+struct PassInfo {
+  const char* name;  // "schedule-exchange"
+  const char* what;  // one line
+};
+std::span<const PassInfo> compile_passes();
+// Called after every pass with the program as it leaves it (a compile that re-plans under
+// a GEMM cap runs the passes again: the last call of a pass is the final program's).
+using PassObserver = std::function<void(const PassInfo& pass, const CompiledProgram& program)>;
+
+// Runs the passes on `graph`. When placement finds a tile over its SRAM and no cap was
 // given, the chosen GEMM grids are re-chosen under a per-tile byte cap: the largest
 // GEMM's bytes (gemm_tile_bytes) less the worst tile's shortfall, tightened again while
 // a tile is still short (at most 4 rounds; a round that does not shrink the shortfall
 // doubles the next step). Models that fit are compiled exactly as before; one that still
 // does not fit throws the last DoesNotFit.
-CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options);
+CompiledModel compile_model(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options,
+                            const PassObserver& after_pass = {});
 
 // The memory statistics of every tile of a placed program (from its allocations and their
 // addresses; placement.hpp defines the figures). Throws Error(kExitBadInput) naming the

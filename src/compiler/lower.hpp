@@ -10,6 +10,7 @@
 #include "compiler/distribution.hpp"
 #include "compiler/gemm_plan.hpp"
 #include "compiler/graph.hpp"
+#include "compiler/plan.hpp"
 #include "compiler/program.hpp"
 #include "target/machine.hpp"
 
@@ -27,11 +28,14 @@ struct HostBinding {
   std::uint32_t layers = 1, layer_stride = 0;
 };
 
-struct LoweringOptions {
-  std::uint32_t exchange_stream_words = 1024;
-  ProfilingOptions profiling;
-  PlanPins pins{};  // grids fixed by op name (gemm_plan.hpp); none: every grid chosen
-  std::uint64_t gemm_tile_bytes_cap = 0;  // GemmMemoryCap for the chosen grids (0: none)
+// What a compile is asked for: the plan (pins by op name and W; ops without a pin are
+// chosen by estimate), profiling, and a cap on the chosen GEMM grids.
+struct CompileOptions {
+  Plan plan;
+  ProfilingOptions profiling;  // enabled: reserve the profiling buffers
+  // A per-tile bound on each chosen GEMM grid's bytes (gemm_plan.hpp GemmMemoryCap); 0:
+  // none at first, and compile_model sets one itself when the fastest grids do not fit.
+  std::uint64_t gemm_tile_bytes_cap = 0;
 };
 
 struct Lowered {
@@ -41,10 +45,20 @@ struct Lowered {
   model::NumericsConfig numerics;
   std::vector<HostBinding> bindings;
   std::vector<ElementConflict> conflicts_by_allocation;  // pairs of allocation indices (same tile)
-  PlanPins plan;  // the grid every GEMM and attention op used, pinned or chosen (a plan file's content)
+  Plan plan;  // every lever as lowered, pinned or chosen: W and every op's grid (a plan file's content)
   std::uint64_t largest_gemm_tile_bytes = 0;  // the most gemm_tile_bytes of any GEMM's grid
+  std::vector<std::uint32_t> created_in_step;  // per allocation: the step that made it
 };
 
-Lowered lower(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options);
+// The first pass (compile.cpp runs the rest): every op of the graph lowered to
+// supersteps of kernel calls and transfers, allocations with the phases of their uses,
+// host bindings. Lifetimes are closed, local copies split, the exchange scheduled and
+// support allocated by the passes after it.
+Lowered lower(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options);
+// The passes of compile.cpp that work on a lowered program (lowering_context.cpp):
+// lifetimes across the loop and of allocations never used; support allocations (kernel
+// code, exchange tables, profiling samples) on every tile.
+void close_lifetimes(Lowered& lowered);
+void allocate_support(CompiledProgram& program, std::uint32_t tiles);
 
 }  // namespace tilevit::compiler

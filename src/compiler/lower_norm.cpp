@@ -112,14 +112,14 @@ void lower_split(LoweringContext& cx, const Op& op) {
 }  // namespace
 
 void lower_layernorm(LoweringContext& cx, const Op& op) {
-  if (!cx.options.pins.split_norms.count(op.name)) return lower_whole_rows(cx, op);
+  if (!cx.options.plan.pins.split_norms.count(op.name)) return lower_whole_rows(cx, op);
   if (op.norm_use == NormUse::other)
     throw Error("compiler: split LayerNorm " + op.name + ": only the encoder layer's LayerNorms can be split", kExitUsage);
   lower_split(cx, op);
 }
 
 bool fuses_gelu_cast(LoweringContext& cx, const Op& gelu, const Op* next) {
-  if (!cx.options.pins.fp8_output_gelus.count(gelu.name)) return false;
+  if (!cx.options.plan.pins.fp8_output_gelus.count(gelu.name)) return false;
   if (gelu.activation != model::Activation::gelu_tanh || next == nullptr || next->kind != OpKind::cast_fp8 ||
       next->inputs[0] != gelu.output)
     throw Error("compiler: FP8-output GELU " + gelu.name + ": only a tanh GELU followed by its FP8 cast has one",

@@ -51,7 +51,7 @@ class GemmLowering {
       : cx_(cx), op_(op), a_(cx.dist(op.inputs[0])), w_id_(op.inputs[1]),
         fp8_(cx.graph.numerics.role(op.role).fp8), esize_(fp8_ ? 1 : 2),
         shape_{a_.rows, cx.graph.tensor(w_id_).rows, cx.graph.tensor(w_id_).cols, fp8_},
-        grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.pins, op.name,
+        grid_(plan_gemm_grid(cx.machine, shape_, cx.tiles(), cx.options.plan.pins, op.name,
                              GemmMemoryCap{cx.options.gemm_tile_bytes_cap, cx.layers_of(w_id_)})),
         first_tile_(cx.tile_offset(op.name)) {
     cx.record_gemm_inner_block(op.role, grid_.k_splits > 1 ? grid_.k_block : 0);
@@ -298,7 +298,7 @@ class AttentionLowering {
         q_(fp8_ ? qkv8_ : cx.dist(op.inputs[0])), kv_(fp8_ ? qkv8_ : cx.dist(op.inputs[1])), images_(op.images), d_(op.head_dim),
         heads_(op.heads), queries_(op.shared_query ? q_.rows : q_.rows / images_), keys_(kv_.rows / images_),
         grid_(plan_attention_grid(cx.machine, queries_, keys_, d_, heads_, std::max(1u, cx.tiles() / images_),
-                                  cx.options.pins, op.name)),
+                                  cx.options.plan.pins, op.name)),
         qbs_(ceil_div(queries_, grid_.query_block)), kbs_(ceil_div(keys_, grid_.key_block)),
         first_tile_(cx.tile_offset(op.name)) {
     cx.record_attention_key_block(op.attention_use, grid_.key_block);
@@ -322,7 +322,7 @@ class AttentionLowering {
   // FP8 products when the plan pins them (PlanPins::fp8_attention): the encoder's
   // self-attention only (Q, K and V come from one QKV GEMM), whole 32-bit words per head row.
   static bool fp8_products(const LoweringContext& cx, const Op& op) {
-    if (!cx.options.pins.fp8_attention.contains(op.name)) return false;
+    if (!cx.options.plan.pins.fp8_attention.contains(op.name)) return false;
     if (op.attention_use != AttentionUse::encoder || op.inputs[0] != op.inputs[1] || op.head_dim % 4 != 0)
       throw Error("plan: fp8_attention for " + op.name + ": only the encoder's self-attention with a head dim that is a "
                   "multiple of 4 has FP8 products", kExitUsage);

@@ -46,9 +46,10 @@ std::vector<std::uint64_t> exchange_table_bytes(const CompiledProgram& p, std::u
 }
 }  // namespace
 
-LoweringContext::LoweringContext(const Graph& g, const target::MachineDescription& m, const LoweringOptions& o)
+LoweringContext::LoweringContext(const Graph& g, const target::MachineDescription& m, const CompileOptions& o)
     : graph(g), machine(m), options(o), dists_(g.tensors.size()) {
   out_.numerics = g.numerics;
+  out_.plan.exchange_stream_words = o.plan.exchange_stream_words;
   out_.program.steps.push_back(Superstep{.label = "start"});
 }
 
@@ -140,14 +141,6 @@ std::uint32_t LoweringContext::allocate(std::uint32_t tile, const std::string& l
   out_.program.allocations.push_back(std::move(a));
   created_in_step_.push_back(step());
   return static_cast<std::uint32_t>(out_.program.allocations.size() - 1);
-}
-
-void LoweringContext::allocate_support(std::uint32_t tile, AllocationPurpose purpose, std::uint32_t bytes, RegionNeed region) {
-  const std::uint32_t a = allocate(tile, std::string(support_label(purpose)), AllocationKind::support, bytes, region, 8);
-  AllocationRequest& r = out_.program.allocations[a].request;
-  r.purpose = purpose;
-  r.first = 0;  // support lives for the whole program
-  r.last = exchange_phase(step());
 }
 
 void LoweringContext::touch(std::uint32_t allocation, std::uint32_t phase) {
@@ -258,34 +251,34 @@ void LoweringContext::record_attention_key_block(AttentionUse use, std::uint32_t
 }
 
 void LoweringContext::record_gemm_grid(const std::string& op_name, const GemmGrid& grid, std::uint64_t tile_bytes) {
-  out_.plan.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits, grid.column_quantum};
+  out_.plan.pins.gemm[op_name] = GemmSplits{grid.r_splits, grid.k_splits, grid.c_splits, grid.column_quantum};
   out_.largest_gemm_tile_bytes = std::max(out_.largest_gemm_tile_bytes, tile_bytes);
 }
 
 std::uint32_t LoweringContext::tile_offset(const std::string& op_name) {
-  const auto pin = options.pins.tile_offsets.find(op_name);
-  if (pin == options.pins.tile_offsets.end() || pin->second == 0) return 0;
+  const auto pin = options.plan.pins.tile_offsets.find(op_name);
+  if (pin == options.plan.pins.tile_offsets.end() || pin->second == 0) return 0;
   if (pin->second >= tiles())
     throw Error("compiler: pinned tile offset " + std::to_string(pin->second) + " for op " + op_name + ": the machine has " +
                     std::to_string(tiles()) + " tiles",
                 kExitUsage);
-  out_.plan.tile_offsets[op_name] = pin->second;
+  out_.plan.pins.tile_offsets[op_name] = pin->second;
   return pin->second;
 }
 
 void LoweringContext::record_attention_grid(const std::string& op_name, const AttentionGrid& grid) {
-  out_.plan.attention[op_name] = AttentionBlocks{grid.query_block, grid.key_block};
+  out_.plan.pins.attention[op_name] = AttentionBlocks{grid.query_block, grid.key_block};
 }
 
 void LoweringContext::record_norm_part(const std::string& op_name, NormUse use, std::uint32_t part_width) {
   if (use != NormUse::other) out_.numerics.encoder_norm_part[use == NormUse::encoder_attention ? 0 : 1] = part_width;
-  out_.plan.split_norms.insert(op_name);
+  out_.plan.pins.split_norms.insert(op_name);
 }
 
-void LoweringContext::record_fp8_output_gelu(const std::string& op_name) { out_.plan.fp8_output_gelus.insert(op_name); }
+void LoweringContext::record_fp8_output_gelu(const std::string& op_name) { out_.plan.pins.fp8_output_gelus.insert(op_name); }
 
 void LoweringContext::record_fp8_attention(const std::string& op_name) {
-  out_.plan.fp8_attention.insert(op_name);
+  out_.plan.pins.fp8_attention.insert(op_name);
   out_.numerics.attention_fp8 = true;
 }
 
@@ -313,39 +306,50 @@ Lowered LoweringContext::finish() {
                                         b.rows, b.col0, b.cols, b.tile, b.allocation, b.offset, 1, 0});
   }
   if (p.steps.back().compute.empty() && p.steps.back().exchange.empty()) p.steps.pop_back();
+  out_.created_in_step = std::move(created_in_step_);
+  p.profiling = options.profiling;
+  return std::move(out_);
+}
+
+void close_lifetimes(Lowered& lowered) {
   // Anything created before the loop and used inside it is live for the whole loop; an
   // allocation never used lives in the compute phase of the step that made it.
+  CompiledProgram& p = lowered.program;
   for (std::size_t i = 0; i < p.allocations.size(); ++i) {
     AllocationRequest& r = p.allocations[i].request;
-    if (r.first > r.last) r.first = r.last = compute_phase(created_in_step_[i]);
+    if (r.first > r.last) r.first = r.last = compute_phase(lowered.created_in_step.at(i));
     if (r.first < compute_phase(p.loop_begin) && r.last >= compute_phase(p.loop_begin))
       r.last = std::max(r.last, exchange_phase(p.loop_end - 1));
   }
-  // Data a tile holds is copied locally, not looped back; the rest of the exchange in
-  // endpoint-balanced waves, then scheduled cycle by cycle. Then support: code for the
-  // kernels each tile runs, and its exchange instruction tables.
-  split_local_copies(p);
-  schedule_exchange_waves(p, tiles(), options.exchange_stream_words, machine.max_transfer_words);
-  schedule_exchange(p, machine);
-  std::vector<std::set<KernelKind>> kinds(tiles());
+}
+
+void allocate_support(CompiledProgram& p, std::uint32_t tiles) {
+  // Code for the kernels each tile runs, its exchange instruction tables and its
+  // profiling sample buffer, all whole-program.
+  std::vector<std::set<KernelKind>> kinds(tiles);
   for (const Superstep& s : p.steps)
     for (const KernelCall& c : s.compute) kinds[c.tile].insert(c.kind);
-  const std::vector<std::uint64_t> table = exchange_table_bytes(p, tiles());
-  p.profiling = options.profiling;
-  const std::vector<std::uint64_t> records = profile_records_per_tile(p, tiles(), options.profiling);
-  for (std::uint32_t t = 0; t < tiles(); ++t) {
-    if (records[t] > 0) {  // the tile's profiling sample buffer
+  const std::vector<std::uint64_t> table = exchange_table_bytes(p, tiles);
+  const std::vector<std::uint64_t> records = profile_records_per_tile(p, tiles, p.profiling);
+  const std::uint32_t last = exchange_phase(static_cast<std::uint32_t>(p.steps.size() - 1));
+  auto add = [&](std::uint32_t tile, AllocationPurpose purpose, std::uint32_t bytes, RegionNeed region) {
+    Allocation a;
+    a.tile = tile;
+    a.request = AllocationRequest{std::string(support_label(purpose)), AllocationKind::support, bytes, 8, region, 0, last};
+    a.request.purpose = purpose;
+    p.allocations.push_back(std::move(a));
+  };
+  for (std::uint32_t t = 0; t < tiles; ++t) {
+    if (records[t] > 0) {
       const std::uint64_t bytes = records[t] * kProfileRecordBytes;
       if (bytes > UINT32_MAX) throw Error("profiling buffer of tile " + std::to_string(t) + " too large", kExitResource);
-      allocate_support(t, AllocationPurpose::profile_samples, static_cast<std::uint32_t>(bytes), RegionNeed::any);
+      add(t, AllocationPurpose::profile_samples, static_cast<std::uint32_t>(bytes), RegionNeed::any);
     }
     std::uint32_t code = kSupervisorCodeBytes;
     for (KernelKind k : kinds[t]) code += kernel_info(k).code_bytes;
-    allocate_support(t, AllocationPurpose::kernel_code, code, RegionNeed::standard);
-    if (table[t] > 0)
-      allocate_support(t, AllocationPurpose::exchange_tables, static_cast<std::uint32_t>(table[t]), RegionNeed::standard);
+    add(t, AllocationPurpose::kernel_code, code, RegionNeed::standard);
+    if (table[t] > 0) add(t, AllocationPurpose::exchange_tables, static_cast<std::uint32_t>(table[t]), RegionNeed::standard);
   }
-  return std::move(out_);
 }
 
 KernelCall kernel_call(KernelKind kind, std::uint32_t tile, std::initializer_list<std::pair<Dim, std::uint32_t>> dims,

@@ -12,11 +12,11 @@ namespace tilevit::compiler {
 
 class LoweringContext {
  public:
-  LoweringContext(const Graph& graph, const target::MachineDescription& machine, const LoweringOptions& options);
+  LoweringContext(const Graph& graph, const target::MachineDescription& machine, const CompileOptions& options);
 
   const Graph& graph;
   const target::MachineDescription& machine;
-  const LoweringOptions options;
+  const CompileOptions options;
   std::uint32_t tiles() const { return machine.tiles; }
 
   // Superstep structure.
@@ -34,8 +34,6 @@ class LoweringContext {
   // compute phase, a transfer's in its exchange phase).
   std::uint32_t allocate(std::uint32_t tile, const std::string& label, AllocationKind kind, std::uint32_t bytes,
                          RegionNeed region, std::uint32_t alignment = 32);
-  // A support allocation of `tile` (code, exchange tables, profiling buffer), whole-program.
-  void allocate_support(std::uint32_t tile, AllocationPurpose purpose, std::uint32_t bytes, RegionNeed region);
   void touch(std::uint32_t allocation, std::uint32_t phase);
   void conflict(std::uint32_t a, std::uint32_t b);  // GEMM output vs streamed operand
   Operand operand(std::uint32_t allocation, std::uint32_t offset, std::uint32_t bytes, std::uint32_t stride = 0);
@@ -79,6 +77,7 @@ class LoweringContext {
   std::uint32_t tile_offset(const std::string& op_name);
 
   void place_input();
+  // The output's binding; the lowered program before the program passes (compile.cpp).
   Lowered finish();
 
  private:

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/gemm_plan.hpp"
+#include "compiler/plan.hpp"
 #include "model/config.hpp"
 
 namespace tilevit::compiler {
@@ -30,15 +30,14 @@ PlanTarget plan_target(const model::ViTConfig& config, const target::MachineDesc
 
 struct PlanFile {
   PlanTarget target;
-  PlanPins pins;
-  std::uint32_t exchange_stream_words = 0;  // W of the exchange waves; 0: not pinned (a version 1 file)
+  Plan plan;
+  bool pins_stream_words = true;  // false: a version 1 file, W left to the command line
 };
-inline constexpr std::uint32_t kMinStreamWords = 16, kMaxStreamWords = 1u << 20;
 
 // The file's text (JSON), deterministic: ops in name order.
 std::string plan_file_text(const PlanFile& plan);
-// Parses and checks a plan file's text: schema, fields, every split at least 1 and at
-// most `max_split`, W in kMinStreamWords..kMaxStreamWords. Throws Error(kExitBadInput) naming `source` and the field.
+// Parses and checks a plan file's text: schema, fields (the lever table's, levers.hpp),
+// every split at least 1 and at most `max_split`, W in kMinStreamWords..kMaxStreamWords. Throws Error(kExitBadInput) naming `source` and the field.
 PlanFile parse_plan_file(const std::string& text, const std::string& source, std::uint32_t max_split);
 // Reads `path` (at most kMaxPlanFileBytes) and checks it was made for `expected`.
 PlanFile read_plan_file(const std::string& path, const PlanTarget& expected);

@@ -10,31 +10,6 @@
 namespace tilevit::compiler {
 namespace {
 
-std::string splits_text(const GemmSplits& s) {
-  return std::to_string(s.r) + "x" + std::to_string(s.k) + "x" + std::to_string(s.c) +
-         (s.column_quantum ? "/" + std::to_string(s.column_quantum) : "");
-}
-std::string blocks_text(const AttentionBlocks& b) {
-  return std::to_string(b.query_block) + "x" + std::to_string(b.key_block);
-}
-
-// The encoder's LayerNorms share the residual's layout and are split together: their
-// move names them all, joined by '+'.
-std::vector<std::string> joined_ops(const std::string& names) {
-  std::vector<std::string> ops;
-  for (std::size_t start = 0;;) {
-    const std::size_t plus = names.find('+', start);
-    ops.push_back(names.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
-    if (plus == std::string::npos) return ops;
-    start = plus + 1;
-  }
-}
-
-std::string toggle_text(Lever lever, bool enabled) {
-  if (lever == Lever::split_norm) return enabled ? "split" : "rows";
-  return enabled ? "fp8" : "fp16+cast";
-}
-
 std::int64_t delta(std::uint64_t to, std::uint64_t from, std::uint32_t executions) {
   return (static_cast<std::int64_t>(to) - static_cast<std::int64_t>(from)) * executions;
 }
@@ -61,119 +36,6 @@ GemmShape gemm_shape(const Graph& graph, const Op& op) {
 }
 
 }  // namespace
-
-const char* to_string(Lever lever) {
-  switch (lever) {
-    case Lever::gemm_grid: return "gemm_grid";
-    case Lever::attention_blocks: return "attention_blocks";
-    case Lever::stream_words: return "stream_words";
-    case Lever::layout_match: return "layout_match";
-    case Lever::tile_offset: return "tile_offset";
-    case Lever::fp8_attention: return "fp8_attention";
-    case Lever::split_norm: return "split_norm";
-    case Lever::fp8_output: return "fp8_output";
-  }
-  return "?";
-}
-
-std::string SearchPlan::key() const {
-  std::string k = "W" + std::to_string(exchange_stream_words);
-  for (const auto& [op, s] : pins.gemm) k += ";" + op + "=" + splits_text(s);
-  for (const auto& [op, b] : pins.attention) k += ";" + op + "=" + blocks_text(b);
-  for (const auto& [op, t] : pins.tile_offsets) k += ";" + op + "@" + std::to_string(t);
-  for (const std::string& op : pins.fp8_attention) k += ";" + op + ":fp8";
-  for (const std::string& op : pins.split_norms) k += ";" + op + ":split";
-  for (const std::string& op : pins.fp8_output_gelus) k += ";" + op + ":fp8";
-  return k;
-}
-
-std::string Move::identity() const {
-  // A split is one change whatever residual layout comes with it: measured once, it is
-  // not proposed again with the layout another plan would match.
-  const std::string value = lever == Lever::split_norm ? toggle_text(lever, enabled) : move_value(*this);
-  return std::string(to_string(lever)) + ":" + op + "=" + value;
-}
-
-SearchPlan apply_move(const SearchPlan& plan, const Move& move) {
-  SearchPlan out = plan;
-  switch (move.lever) {
-    case Lever::gemm_grid:
-    case Lever::layout_match: out.pins.gemm[move.op] = move.gemm; break;
-    case Lever::attention_blocks: out.pins.attention[move.op] = move.attention; break;
-    case Lever::stream_words: out.exchange_stream_words = move.stream_words; break;
-    case Lever::tile_offset:
-      if (move.tile_offset == 0) out.pins.tile_offsets.erase(move.op);
-      else out.pins.tile_offsets[move.op] = move.tile_offset;
-      break;
-    case Lever::fp8_attention:
-      if (move.fp8) out.pins.fp8_attention.insert(move.op);
-      else out.pins.fp8_attention.erase(move.op);
-      break;
-    case Lever::split_norm:
-    case Lever::fp8_output: {
-      std::set<std::string>& ops = move.lever == Lever::split_norm ? out.pins.split_norms : out.pins.fp8_output_gelus;
-      for (const std::string& op : joined_ops(move.op)) {
-        if (move.enabled) ops.insert(op);
-        else ops.erase(op);
-      }
-      if (!move.layout_op.empty()) out.pins.gemm[move.layout_op] = move.gemm;
-      break;
-    }
-  }
-  return out;
-}
-
-std::string lever_value(const SearchPlan& plan, const Move& move) {
-  switch (move.lever) {
-    case Lever::gemm_grid:
-    case Lever::layout_match: {
-      const auto it = plan.pins.gemm.find(move.op);
-      return it == plan.pins.gemm.end() ? "chosen" : splits_text(it->second);
-    }
-    case Lever::attention_blocks: {
-      const auto it = plan.pins.attention.find(move.op);
-      return it == plan.pins.attention.end() ? "chosen" : blocks_text(it->second);
-    }
-    case Lever::stream_words: return std::to_string(plan.exchange_stream_words);
-    case Lever::tile_offset: {
-      const auto it = plan.pins.tile_offsets.find(move.op);
-      return std::to_string(it == plan.pins.tile_offsets.end() ? 0u : it->second);
-    }
-    case Lever::fp8_attention: return plan.pins.fp8_attention.contains(move.op) ? "fp8" : "fp16";
-    case Lever::split_norm: {
-      const std::vector<std::string> ops = joined_ops(move.op);
-      return toggle_text(move.lever, std::all_of(ops.begin(), ops.end(), [&](const std::string& op) {
-                           return plan.pins.split_norms.count(op) > 0;
-                         }));
-    }
-    case Lever::fp8_output: return toggle_text(move.lever, plan.pins.fp8_output_gelus.count(move.op) > 0);
-  }
-  return "?";
-}
-
-Change describe_move(const SearchPlan& from, const Move& move) {
-  return Change{move.lever, move.op, lever_value(from, move), move_value(move)};
-}
-
-std::string to_string(const Change& c) {
-  return (c.op.empty() ? "" : c.op + " ") + to_string(c.lever) + " " + c.old_value + " -> " + c.new_value;
-}
-
-std::string move_value(const Move& move) {
-  switch (move.lever) {
-    case Lever::gemm_grid:
-    case Lever::layout_match: return splits_text(move.gemm);
-    case Lever::attention_blocks: return blocks_text(move.attention);
-    case Lever::stream_words: return std::to_string(move.stream_words);
-    case Lever::tile_offset: return std::to_string(move.tile_offset);
-    case Lever::fp8_attention: return move.fp8 ? "fp8" : "fp16";
-    case Lever::split_norm:
-    case Lever::fp8_output:
-      return toggle_text(move.lever, move.enabled) +
-             (move.layout_op.empty() ? "" : " (" + move.layout_op + " " + splits_text(move.gemm) + ")");
-  }
-  return "?";
-}
 
 std::vector<std::uint32_t> stream_word_ladder() {
   // Fine steps near 1,024: on the scheduled exchange the cycles are not monotonic in W
@@ -327,7 +189,7 @@ std::uint32_t Proposals::consumer_block(const OpChoices& op, const PlanPins& pin
 // one run per block instead of one per row), so they are unmeasured proposals ranked
 // before every estimated one, ops run more often first (gap -executions, then their
 // order), each worth one try.
-void Proposals::add_layout_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+void Proposals::add_layout_moves(const OpChoices& op, const Plan& plan, std::vector<Move>& moves) const {
   const std::uint32_t quantum = consumer_block(op, plan.pins);
   if (quantum == 0 || quantum >= op.gemm.columns) return;
   std::vector<GemmGrid> grids;
@@ -353,7 +215,7 @@ void Proposals::add_layout_moves(const OpChoices& op, const SearchPlan& plan, st
 // the chip (measured on the main job: QKV at 729 -24,489 cycles, fc1 at 700 -52,380;
 // docs/experiments/plan-search-levers.md), and back to 0. Unmeasured and not estimated:
 // ranked after the layout matches, before every estimated move.
-void Proposals::add_offset_moves(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+void Proposals::add_offset_moves(const OpChoices& op, const Plan& plan, std::vector<Move>& moves) const {
   if (op.executions < 2) return;  // the prologue's and epilogue's ops run once
   const auto it = plan.pins.tile_offsets.find(op.name);
   const std::uint32_t now = it == plan.pins.tile_offsets.end() ? 0 : it->second;
@@ -370,7 +232,7 @@ void Proposals::add_offset_moves(const OpChoices& op, const SearchPlan& plan, st
 // FP8 attention products on or off (PlanPins::fp8_attention). Not estimated locally (it
 // halves Q, K and V's exchange bytes, which the local estimate does not see): ranked with
 // the best layout matches, by executions, each direction worth one try.
-void Proposals::add_fp8_attention_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+void Proposals::add_fp8_attention_move(const OpChoices& op, const Plan& plan, std::vector<Move>& moves) const {
   if (!op.fp8_capable) return;
   Move m{Lever::fp8_attention, op.name, {}, {}, 0, 0, -0.505, false};
   m.fp8 = !plan.pins.fp8_attention.contains(op.name);
@@ -381,14 +243,16 @@ void Proposals::add_fp8_attention_move(const OpChoices& op, const SearchPlan& pl
 // not). Neither has a local estimate (the split trades the rows' gather for a small
 // exchange of moments; the fused GELU is cheaper per element than the GELU and the cast,
 // both measured): unmeasured moves, each worth one try.
-void Proposals::add_toggle_move(const OpChoices& op, const SearchPlan& plan, std::vector<Move>& moves) const {
+void Proposals::add_toggle_move(const OpChoices& op, const Plan& plan, std::vector<Move>& moves) const {
   // The split after the loop body's layout matches and W's one-wave end (-0.6): ranked
   // first it used up the default 8 steps before W 2^20, the larger gain (docs/OPTIMISER.md,
   // "After the merge with FP8 attention"). The FP8-output GELU (about 1,200 cycles per
   // layer) after the nearest W values and the tile offsets.
   const double gap = op.lever == Lever::split_norm ? -0.58 : -0.3;
   Move m{op.lever, op.name, {}, {}, 0, 0, gap, false};
-  m.enabled = lever_value(plan, m) != toggle_text(op.lever, true);
+  Move on = m;
+  on.enabled = true;
+  m.enabled = lever_value(plan, m) != move_value(on);
   // Splitting pays only when the parts are whole runs of the consumer's K blocks: the
   // residual's layout changes with it unless it already matches.
   if (op.lever == Lever::split_norm && m.enabled)
@@ -399,7 +263,7 @@ void Proposals::add_toggle_move(const OpChoices& op, const SearchPlan& plan, std
   moves.push_back(std::move(m));
 }
 
-std::vector<Move> Proposals::moves_from(const SearchPlan& plan) const {
+std::vector<Move> Proposals::moves_from(const Plan& plan) const {
   std::vector<Move> moves;
   for (const OpChoices& op : ops_) {
     if (op.lever == Lever::split_norm || op.lever == Lever::fp8_output) {

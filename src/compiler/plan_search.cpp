@@ -48,7 +48,7 @@ struct Proposal {
 
 // A change as the search learns from it: the same op going from the same value to the
 // same value, on any plan.
-std::string transition(const SearchPlan& from, const Move& move) {
+std::string transition(const Plan& from, const Move& move) {
   Move same = move;  // a layout match is a GEMM grid: learnt either way
   if (same.lever == Lever::layout_match) same.lever = Lever::gemm_grid;
   return same.identity() + " from " + lever_value(from, same);
@@ -78,7 +78,7 @@ class Search {
   std::vector<int> beam() const;
   std::vector<Candidate> next_round(std::uint32_t slots);
   std::optional<Candidate> merge_gains() const;
-  void learn(const SearchPlan& parent, const Move& move, std::int64_t change);
+  void learn(const Plan& parent, const Move& move, std::int64_t change);
   void evaluate(Candidate& c, std::optional<CompiledModel>* model) const;
   void evaluate_round(std::vector<Candidate>& round);
   void offer(const Candidate& c, CompiledModel&& model);
@@ -110,26 +110,9 @@ std::vector<int> Search::beam() const {
 
 // What a change measured: its own change, and (when not known yet) the opposite change
 // back to the parent's value, so a plan with the change is not proposed the way back.
-void Search::learn(const SearchPlan& parent, const Move& move, std::int64_t change) {
+void Search::learn(const Plan& parent, const Move& move, std::int64_t change) {
   observed_.emplace(transition(parent, move), change);
-  Move back = move;
-  switch (move.lever) {
-    case Lever::gemm_grid:
-    case Lever::layout_match: back.gemm = parent.pins.gemm.at(move.op); break;
-    case Lever::attention_blocks: back.attention = parent.pins.attention.at(move.op); break;
-    case Lever::stream_words: back.stream_words = parent.exchange_stream_words; break;
-    case Lever::tile_offset: {
-      const auto it = parent.pins.tile_offsets.find(move.op);
-      back.tile_offset = it == parent.pins.tile_offsets.end() ? 0 : it->second;
-      break;
-    }
-    case Lever::fp8_attention: back.fp8 = parent.pins.fp8_attention.contains(move.op); break;
-    case Lever::split_norm:
-    case Lever::fp8_output:
-      back.enabled = !move.enabled;
-      if (!move.layout_op.empty()) back.gemm = parent.pins.gemm.at(move.layout_op);
-      break;
-  }
+  const Move back = reverse_move(parent, move);
   observed_.emplace(transition(apply_move(parent, move), back), -change);
 }
 
@@ -236,8 +219,7 @@ std::vector<Candidate> Search::next_round(std::uint32_t slots) {
 
 void Search::evaluate(Candidate& c, std::optional<CompiledModel>* model) const {
   CompileOptions o = base_;
-  o.pins = c.plan.pins;
-  o.exchange_stream_words = c.plan.exchange_stream_words;
+  o.plan = c.plan;
   try {
     CompiledModel m = compile_model(graph_, machine_, o);
     c.fits = true;
@@ -302,7 +284,7 @@ PlanSearchResult Search::run() {
   Candidate baseline;
   {
     CompiledModel m = compile_model(graph_, machine_, base_);
-    baseline.plan = SearchPlan{m.plan, m.executable.program.exchange_stream_words};
+    baseline.plan = m.plan;
     baseline.key = baseline.plan.key();
     baseline.fits = true;
     baseline.cycles = m.stats.estimated_cycles;

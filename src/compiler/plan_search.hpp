@@ -39,7 +39,7 @@ struct PlanSearchOptions {
 
 // One fully compiled plan.
 struct Candidate {
-  SearchPlan plan;
+  Plan plan;
   std::string key;
   int parent = -1;          // index of the plan it changes (-1: the baseline)
   std::vector<Move> moves;  // the changes from the parent: one, or several measured gains merged
@@ -78,7 +78,7 @@ struct PlanSearchReport {
 
 struct PlanSearchResult {
   CompiledModel compiled;  // the chosen plan's
-  SearchPlan plan;
+  Plan plan;
   PlanSearchReport report;
 };
 

@@ -14,6 +14,7 @@
 
 #include "compiler/kernel_table.hpp"
 #include "compiler/placement.hpp"
+#include "compiler/plan.hpp"
 #include "compiler/profiling.hpp"
 
 namespace tilevit::compiler {
@@ -97,7 +98,7 @@ struct Allocation {
 struct CompiledProgram {
   std::vector<Superstep> steps;
   std::uint32_t loop_begin = 0, loop_end = 0, loop_count = 1;
-  std::uint32_t exchange_stream_words = 1024;  // W: no tile sends or receives more per wave
+  std::uint32_t exchange_stream_words = kDefaultStreamWords;  // W: no tile sends or receives more per wave
   std::vector<std::string> op_names;
   std::vector<Allocation> allocations;  // every tile's, with its lifetime and (after placement) address
   ProfilingOptions profiling;           // what the tiles record (profiling builds reserve buffers for it)

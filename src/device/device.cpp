@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 
 #include "compiler/program_walk.hpp"
-#include "compiler/exchange_schedule.hpp"
+#include "compiler/step_costs.hpp"
 #include "device/kernels.hpp"
 #include "device/weight_values.hpp"
 #include "model/token_embedding.hpp"
@@ -59,24 +59,6 @@ void check_signature(const compiler::KernelCall& call, std::size_t step) {
                 kExitInternal);
 }
 
-// Modelled cycles of every step, from what the package stores: per tile the kernel
-// table's cycles of its calls and of its one local copy call, the slowest tile's; then,
-// if the step exchanges, the phase overhead and the schedule up to its last landing.
-std::vector<std::uint64_t> scheduled_step_cycles(const target::MachineDescription& m, const compiler::CompiledProgram& p) {
-  std::vector<std::uint64_t> cycles;
-  std::vector<std::uint64_t> busy(m.tiles), copied(m.tiles);
-  for (const compiler::Superstep& s : p.steps) {
-    std::fill(busy.begin(), busy.end(), 0), std::fill(copied.begin(), copied.end(), 0);
-    for (const compiler::KernelCall& c : s.compute) busy.at(c.tile) += compiler::kernel_info(c.kind).cycles(m, c.shape());
-    for (const compiler::LocalCopy& c : s.local_copies) copied.at(c.tile) += c.bytes;
-    std::uint64_t slowest = 0;
-    for (std::uint32_t t = 0; t < m.tiles; ++t) slowest = std::max(slowest, busy[t] + compiler::local_copy_cycles(m, copied[t]));
-    std::uint64_t last_landing = 0;
-    for (const compiler::Transfer& x : s.exchange) last_landing = std::max(last_landing, compiler::land_end(m, x));
-    cycles.push_back(slowest + (s.exchange.empty() ? 0 : m.phase_overhead_cycles + last_landing));
-  }
-  return cycles;
-}
 
 }  // namespace
 
@@ -144,7 +126,8 @@ Device::Device(compiler::Executable program)
     resolve_copies(ex);
     exchange_.push_back(std::move(ex));
   }
-  step_cycles_ = scheduled_step_cycles(pkg_.machine, pkg_.program);
+  // The step cost table the compiler's figures come from (compiler/step_costs.hpp).
+  for (const compiler::StepCost& c : compiler::step_costs(pkg_.machine, pkg_.program)) step_cycles_.push_back(c.total());
   // The fused phases that can occur: step s after s - 1, and the loop's first step after
   // its last (the next iteration).
   const auto& p = pkg_.program;

@@ -45,11 +45,12 @@ class Recorder {
  public:
   Recorder(const target::MachineDescription& m, const compiler::CompiledProgram& p, const compiler::ProfileDetail& o,
            Profile& out)
-      : m_(m), p_(p), o_(o), out_(out), cache_(p.steps.size()) {}
+      : m_(m), p_(p), o_(o), out_(out), cache_(p.steps.size()), costs_(compiler::step_costs(m, p)) {}
 
   std::uint64_t step(std::uint32_t index, std::uint32_t iteration, std::uint64_t at, bool detail) {
     const Superstep& s = p_.steps[index];
     StepData& d = data(index);
+    const compiler::StepCost& cost = costs_[index];
     const std::int32_t layer = compiler::layer_of(p_, index, iteration);
     const bool samples = detail && o_.granularity != Granularity::graph;
     const bool kernel = o_.granularity == Granularity::kernel;
@@ -57,7 +58,7 @@ class Recorder {
       total(SampleKind::compute, d.busy[t]);
       out_.uncalibrated_compute_cycles += d.uncalibrated[t];
       uncalibrated_[t] += d.uncalibrated[t];
-      total(SampleKind::idle, d.compute - d.busy[t]);
+      total(SampleKind::idle, cost.compute - d.busy[t]);
       flops_[t] += d.flops[t];
       if (!samples) continue;
       if (kernel) {
@@ -76,25 +77,25 @@ class Recorder {
       } else if (d.busy[t] > 0) {
         add(t, at, at + d.busy[t], compute_meta(d, s, t, index, layer), 0, 0, d.flops[t], d.uncalibrated[t]);
       }
-      add(t, at + d.busy[t], at + d.compute, StepMeta{SampleKind::idle, index, layer, s.label, "", "", ""}, 0, 0, 0);
+      add(t, at + d.busy[t], at + cost.compute, StepMeta{SampleKind::idle, index, layer, s.label, "", "", ""}, 0, 0, 0);
     }
-    at += d.compute;
+    at += cost.compute;
     if (s.exchange.empty()) return at;
     // The phase overhead, then the stored schedule: per tile and wave the span from its
     // first send or landing to its last word's.
-    const std::uint64_t exchange_start = at + m_.phase_overhead_cycles;
-    const std::uint64_t phase_end = exchange_start + s.exchange_cycles;
+    const std::uint64_t exchange_start = at + cost.sync;
+    const std::uint64_t phase_end = exchange_start + cost.exchange;
     const StepMeta idle{SampleKind::idle, index, layer, s.label, "", "", ""};
     for (std::uint32_t t = 0; t < m_.tiles; ++t) {
-      total(SampleKind::sync, m_.phase_overhead_cycles);
+      total(SampleKind::sync, cost.sync);
       std::uint64_t busy = 0, sent = 0, received = 0, first = UINT64_MAX, last = 0;
       for (const WaveSpan& w : d.spans[t]) {
         busy += w.end - w.start, sent += w.sent, received += w.received;
         first = std::min<std::uint64_t>(first, w.start), last = std::max<std::uint64_t>(last, w.end);
       }
-      busy = std::min<std::uint64_t>(busy, s.exchange_cycles);
+      busy = std::min<std::uint64_t>(busy, cost.exchange);
       total(SampleKind::exchange, busy);
-      total(SampleKind::idle, s.exchange_cycles - busy);
+      total(SampleKind::idle, cost.exchange - busy);
       sent_[t] += sent;
       received_[t] += received;
       if (!samples) continue;
@@ -148,7 +149,6 @@ class Recorder {
     bool ready = false;
     std::vector<std::uint64_t> busy, flops, uncalibrated;
     std::vector<bool> copying;  // the tile makes a local copy after its kernels
-    std::uint64_t compute = 0;
     std::vector<std::vector<std::uint32_t>> calls;  // per tile, indices into compute
     std::vector<std::vector<WaveSpan>> spans;  // per tile, by wave
   };
@@ -158,7 +158,6 @@ class Recorder {
     if (d.ready) return d;
     const Superstep& s = p_.steps[index];
     d.busy = compiler::tile_compute_cycles(m_, s);
-    d.compute = d.busy.empty() ? 0 : *std::max_element(d.busy.begin(), d.busy.end());
     d.flops.assign(m_.tiles, 0);
     d.uncalibrated.assign(m_.tiles, 0);
     d.copying.assign(m_.tiles, false);
@@ -227,6 +226,7 @@ class Recorder {
   const compiler::ProfileDetail& o_;
   Profile& out_;
   std::vector<StepData> cache_;
+  std::vector<compiler::StepCost> costs_;  // each step's cost, as the compiler and the device count it
   std::map<std::string, std::uint32_t> index_;
 };
 

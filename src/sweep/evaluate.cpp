@@ -78,7 +78,7 @@ void evaluate(json& r, const SweepSpec& spec, const target::MachineDescription& 
   r["batch"] = config.batch;
   const compiler::Graph graph = compiler::build_vit_graph(config, model::NumericsConfig::uniform(spec.fp8_scale));
   compiler::CompileOptions co;
-  co.exchange_stream_words = s.exchange_stream_words;
+  co.plan.exchange_stream_words = s.exchange_stream_words;
   compiler::PlanSearchOptions so;
   so.steps = s.optimization_steps;
   so.threads = options.search_threads;

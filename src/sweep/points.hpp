@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "compiler/plan.hpp"
 #include "sweep/spec.hpp"
 
 namespace tilevit::sweep {
@@ -27,7 +28,7 @@ struct PointSettings {
   std::optional<int> layers;  // default: the preset's
   int batch = 1;
   std::uint32_t optimization_steps = 0;
-  std::uint32_t exchange_stream_words = 1024;
+  std::uint32_t exchange_stream_words = compiler::kDefaultStreamWords;
   std::vector<MachineSetting> machine;
 };
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "compiler/plan.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 
@@ -23,7 +24,7 @@ constexpr OtherKey kOtherKeys[] = {
     {"layers", 1, 1024, false},
     {"batch", 1, 64, false},
     {"optimization_steps", 0, 100000, false},
-    {"exchange_stream_words", 16, 1u << 20, false},
+    {"exchange_stream_words", compiler::kMinStreamWords, compiler::kMaxStreamWords, false},
 };
 
 struct KeyBounds {

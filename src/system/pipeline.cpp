@@ -80,7 +80,7 @@ void search_stage(const model::ViTConfig& config, const model::NumericsConfig& n
                              r.stopped, compiler::plan_search_report_json(r)};
   stage.executable = std::move(found.compiled.executable);
   stage.stats = found.compiled.stats;
-  stage.plan = found.plan.pins;
+  stage.plan = found.plan;
 }
 
 // Every stage's plan searched in pipeline order, the time cap shared (StageSearchOptions).
@@ -186,8 +186,7 @@ CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::N
     std::vector<std::uint32_t> split;
     for (std::size_t s = 0; s < pinned.size() && s < stage_options.size(); ++s) {
       split.push_back(pinned[s].layers);
-      stage_options[s].pins = pinned[s].pins;
-      stage_options[s].exchange_stream_words = pinned[s].exchange_stream_words;
+      stage_options[s].plan = pinned[s].plan;
     }
     if (split.size() != machine.system.chips)
       throw Error("pipeline: " + std::to_string(pinned.size()) + " stage plans for " +

@@ -35,14 +35,13 @@ struct PipelineStage {
   compiler::Executable executable;     // for one chip (target::one_chip)
   compiler::CompileStats stats;        // its figures (cycles of one call, SRAM peak)
   std::optional<StageSearch> search;   // when its plan was searched here
-  compiler::PlanPins plan;             // every grid it was compiled with (empty when loaded)
+  compiler::Plan plan;                 // every lever it was compiled with (empty pins when loaded)
 };
 
 // A stage's plan as a pipeline plan file holds it (system/pipeline_plan_file.hpp).
 struct StagePlan {
   std::uint32_t layers = 0;
-  compiler::PlanPins pins;
-  std::uint32_t exchange_stream_words = 1024;
+  compiler::Plan plan;
 };
 
 // The residual stream leaving a stage for the next one.

@@ -36,7 +36,7 @@ void only_keys(const json& j, std::initializer_list<const char*> keys, const std
 
 std::vector<StagePlan> pipeline_plan(const CompiledPipeline& p) {
   std::vector<StagePlan> plans;
-  for (const PipelineStage& s : p.stages) plans.push_back({s.layers, s.plan, s.executable.program.exchange_stream_words});
+  for (const PipelineStage& s : p.stages) plans.push_back({s.layers, s.plan});
   return plans;
 }
 
@@ -45,7 +45,7 @@ std::string pipeline_plan_file_text(const CompiledPipeline& p) {
   json stages = json::array();
   for (const StagePlan& s : pipeline_plan(p))
     stages.push_back({{"layers", s.layers},
-                      {"plan", json::parse(compiler::plan_file_text({target, s.pins, s.exchange_stream_words}))}});
+                      {"plan", json::parse(compiler::plan_file_text({target, s.plan}))}});
   return json{{"tilevit_pipeline_plan", kPipelinePlanFileVersion}, {"chips", p.machine.system.chips}, {"stages", stages}}
              .dump(1) +
          "\n";
@@ -88,9 +88,9 @@ std::vector<StagePlan> parse_pipeline_plan_file(const std::string& text, const s
     if (!stage.contains("plan")) throw Error(where + ".plan: missing", kExitBadInput);
     const compiler::PlanFile plan = compiler::parse_plan_file(stage.at("plan").dump(), where + ".plan", 1u << 20);
     compiler::check_plan_target(plan, target, where + ".plan");
-    if (plan.exchange_stream_words == 0)
+    if (!plan.pins_stream_words)
       throw Error(where + ".plan: exchange_stream_words missing (a version 1 plan)", kExitBadInput);
-    plans.push_back({n, plan.pins, plan.exchange_stream_words});
+    plans.push_back({n, plan.plan});
     layers += n;
   }
   if (layers != std::uint64_t(config.layers))

@@ -22,9 +22,9 @@ inline compiler::VerifyReport verify_on_test16(const compiler::CompiledModel& m)
 // one-panel K blocks, qkv's weight blocks multicast to 2 row blocks, one key per block.
 inline compiler::CompileOptions pinned_splits() {
   compiler::CompileOptions options;
-  options.pins.gemm["layer.mlp.fc2"] = compiler::GemmSplits{1, 9, 1};
-  options.pins.gemm["layer.qkv"] = compiler::GemmSplits{2, 1, 2};
-  options.pins.attention["layer.attention"] = compiler::AttentionBlocks{4, 1};
+  options.plan.pins.gemm["layer.mlp.fc2"] = compiler::GemmSplits{1, 9, 1};
+  options.plan.pins.gemm["layer.qkv"] = compiler::GemmSplits{2, 1, 2};
+  options.plan.pins.attention["layer.attention"] = compiler::AttentionBlocks{4, 1};
   return options;
 }
 
@@ -32,9 +32,9 @@ inline compiler::CompileOptions pinned_splits() {
 // output in 3 column blocks of 48) and the MLP's GELU writing FP8.
 inline compiler::CompileOptions split_norm_pins() {
   compiler::CompileOptions options;
-  options.pins.gemm["embeddings.patch"] = compiler::GemmSplits{1, 1, 3};
-  options.pins.split_norms = {"layer.ln1", "layer.ln2"};
-  options.pins.fp8_output_gelus = {"layer.mlp.gelu"};
+  options.plan.pins.gemm["embeddings.patch"] = compiler::GemmSplits{1, 1, 3};
+  options.plan.pins.split_norms = {"layer.ln1", "layer.ln2"};
+  options.plan.pins.fp8_output_gelus = {"layer.mlp.gelu"};
   return options;
 }
 

@@ -59,7 +59,7 @@ TEST(Compile, ModelThatCannotFitNamesTheTile) {
 }
 
 TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
-  const auto m = compile_small(2, compiler::CompileOptions{16, {}});
+  const auto m = compile_small(2, compiler::CompileOptions{compiler::Plan{{}, 16}, {}});
   EXPECT_TRUE(verify(m).ok());
   std::uint32_t most_waves = 0;
   for (const auto& s : m.executable.program.steps) {
@@ -76,7 +76,7 @@ TEST(Compile, ExchangeWavesRespectTheStreamLimit) {
   }
   EXPECT_GT(most_waves, 1u);
   // Fewer, larger waves with a larger W; the estimate never counts less than one wave.
-  const auto big = compile_small(2, compiler::CompileOptions{4096, {}});
+  const auto big = compile_small(2, compiler::CompileOptions{compiler::Plan{{}, 4096}, {}});
   EXPECT_LE(big.stats.estimated_exchange_cycles, m.stats.estimated_exchange_cycles);
 }
 
@@ -107,12 +107,12 @@ TEST(Compile, PinThatDoesNotFitOrNamesNoOpIsAUsageError) {
     }
   };
   compiler::CompileOptions options;
-  options.pins.gemm["layer.mlp.fc2"] = compiler::GemmSplits{1, 10, 1};  // 288 deep: at most 9 panels
+  options.plan.pins.gemm["layer.mlp.fc2"] = compiler::GemmSplits{1, 10, 1};  // 288 deep: at most 9 panels
   expect_rejected(options, "for op layer.mlp.fc2: inner dimension (288) cannot be cut into 10 blocks");
-  options.pins.gemm = {{"layer.mlp.gelu", compiler::GemmSplits{}}};
+  options.plan.pins.gemm = {{"layer.mlp.gelu", compiler::GemmSplits{}}};
   expect_rejected(options, "for op layer.mlp.gelu: the graph has no GEMM of that name");
-  options.pins.gemm.clear();
-  options.pins.attention["layer.atention"] = compiler::AttentionBlocks{1, 1};
+  options.plan.pins.gemm.clear();
+  options.plan.pins.attention["layer.atention"] = compiler::AttentionBlocks{1, 1};
   expect_rejected(options, "for op layer.atention: the graph has no attention of that name");
 }
 
@@ -156,7 +156,7 @@ TEST(Compile, ModelOverItsSramIsReplannedUnderAGemmCap) {
   // The same cap given up front gives the same program (the plan is a function of it).
   compiler::CompileOptions capped;
   capped.gemm_tile_bytes_cap = m.stats.gemm_tile_bytes_cap;
-  EXPECT_EQ(compiler::compile_model(graph, target::test16(), capped).plan.gemm, m.plan.gemm);
+  EXPECT_EQ(compiler::compile_model(graph, target::test16(), capped).plan.pins.gemm, m.plan.pins.gemm);
 }
 
 // A model that fits is compiled without a cap: nothing changes for it.

@@ -96,11 +96,11 @@ TEST(KernelTable, CompiledCallsMatchTheirSignatures) {
   };
   check(test_support::compile_small());
   compiler::CompileOptions fp8;  // FP8 attention products (a plan choice)
-  fp8.pins.fp8_attention = {"layer.attention"};
+  fp8.plan.pins.fp8_attention = {"layer.attention"};
   check(test_support::compile_small(2, fp8));
   compiler::CompileOptions fused;  // the split LayerNorm's and the FP8-output GELU's kinds
-  fused.pins.split_norms = {"layer.ln1", "layer.ln2"};
-  fused.pins.fp8_output_gelus = {"layer.mlp.gelu"};
+  fused.plan.pins.split_norms = {"layer.ln1", "layer.ln2"};
+  fused.plan.pins.fp8_output_gelus = {"layer.mlp.gelu"};
   check(test_support::compile_small(2, fused));
   for (const char* preset : {"dinov2-tiny", "clip-tiny"})
     check(compiler::compile_model(

@@ -33,13 +33,13 @@ std::string error_of(const std::string& text) {
 
 TEST(PlanFile, TheCompilersPlanRoundTripsAndRebuildsTheSameProgram) {
   const auto plan = small_plan();
-  EXPECT_FALSE(plan.pins.gemm.empty());
-  EXPECT_EQ(plan.pins.attention.size(), 2u);  // the encoder's and the MAP head's
+  EXPECT_FALSE(plan.plan.pins.gemm.empty());
+  EXPECT_EQ(plan.plan.pins.attention.size(), 2u);  // the encoder's and the MAP head's
   const auto back = compiler::parse_plan_file(compiler::plan_file_text(plan), "p.json", 64);
   EXPECT_EQ(back.target, plan.target);
   EXPECT_EQ(compiler::plan_file_text(back), compiler::plan_file_text(plan));
   compiler::CompileOptions pinned;
-  pinned.pins = back.pins;
+  pinned.plan.pins = back.plan.pins;
   const auto again = test_support::compile_small(2, pinned);
   EXPECT_EQ(again.stats.estimated_cycles, test_support::compile_small().stats.estimated_cycles);
   EXPECT_EQ(again.executable.program.allocations.size(), test_support::compile_small().executable.program.allocations.size());
@@ -71,27 +71,27 @@ TEST(PlanFile, MalformedPlansNameTheField) {
 
 TEST(PlanFile, StreamWordsRoundTripAndAVersionOneFileLeavesThemUnpinned) {
   auto plan = small_plan();
-  plan.exchange_stream_words = 4096;
+  plan.plan.exchange_stream_words = 4096;
   const auto text = compiler::plan_file_text(plan);
   EXPECT_NE(text.find("\"tilevit_plan\": 2"), std::string::npos);
-  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).exchange_stream_words, 4096u);
-  plan.exchange_stream_words = 0;
+  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).plan.exchange_stream_words, 4096u);
+  plan.pins_stream_words = false;
   const auto v1 = compiler::plan_file_text(plan);
   EXPECT_NE(v1.find("\"tilevit_plan\": 1"), std::string::npos);
-  EXPECT_EQ(compiler::parse_plan_file(v1, "p.json", 64).exchange_stream_words, 0u);
+  EXPECT_FALSE(compiler::parse_plan_file(v1, "p.json", 64).pins_stream_words);
 }
 
 TEST(PlanFile, AColumnQuantumRoundTripsAndIsOptional) {
   auto plan = small_plan();
-  plan.exchange_stream_words = 1024;
-  plan.pins.gemm["layer.qkv"].column_quantum = 8;
+  plan.plan.exchange_stream_words = 1024;
+  plan.plan.pins.gemm["layer.qkv"].column_quantum = 8;
   const auto text = compiler::plan_file_text(plan);
   EXPECT_NE(text.find("\"column_quantum\": 8"), std::string::npos);
-  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).pins.gemm.at("layer.qkv").column_quantum, 8u);
-  plan.pins.gemm["layer.qkv"].column_quantum = 0;
+  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).plan.pins.gemm.at("layer.qkv").column_quantum, 8u);
+  plan.plan.pins.gemm["layer.qkv"].column_quantum = 0;
   const auto without = compiler::plan_file_text(plan);
   EXPECT_EQ(without.find("column_quantum"), std::string::npos);
-  EXPECT_EQ(compiler::parse_plan_file(without, "p.json", 64).pins.gemm.at("layer.qkv").column_quantum, 0u);
+  EXPECT_EQ(compiler::parse_plan_file(without, "p.json", 64).plan.pins.gemm.at("layer.qkv").column_quantum, 0u);
   const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
                          R"("exchange_stream_words": 1024, "attention": {}, )";
   EXPECT_NE(error_of(v2 + R"("gemm": {"layer.qkv": {"r": 1, "k": 1, "c": 1, "column_quantum": 0}}})")
@@ -101,10 +101,10 @@ TEST(PlanFile, AColumnQuantumRoundTripsAndIsOptional) {
 
 TEST(PlanFile, TileOffsetsRoundTripAndStayOnTheMachine) {
   auto plan = small_plan();
-  plan.exchange_stream_words = 1024;
-  plan.pins.tile_offsets["layer.qkv"] = 7;
+  plan.plan.exchange_stream_words = 1024;
+  plan.plan.pins.tile_offsets["layer.qkv"] = 7;
   const auto text = compiler::plan_file_text(plan);
-  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).pins.tile_offsets, plan.pins.tile_offsets);
+  EXPECT_EQ(compiler::parse_plan_file(text, "p.json", 64).plan.pins.tile_offsets, plan.plan.pins.tile_offsets);
   const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
                          R"("exchange_stream_words": 1024, "attention": {}, "gemm": {}, )";
   EXPECT_NE(error_of(v2 + R"("tile_offsets": {"layer.qkv": 16}})").find("tile_offsets.layer.qkv: expected a whole number in 1..15"),
@@ -113,16 +113,16 @@ TEST(PlanFile, TileOffsetsRoundTripAndStayOnTheMachine) {
 
 TEST(PlanFile, FP8AttentionRoundTripsAndRebuildsTheSameProgram) {
   auto plan = small_plan();
-  plan.exchange_stream_words = 1024;
-  plan.pins.fp8_attention = {"layer.attention"};
+  plan.plan.exchange_stream_words = 1024;
+  plan.plan.pins.fp8_attention = {"layer.attention"};
   const auto text = compiler::plan_file_text(plan);
   const auto back = compiler::parse_plan_file(text, "p.json", 64);
-  EXPECT_EQ(back.pins.fp8_attention, plan.pins.fp8_attention);
+  EXPECT_EQ(back.plan.pins.fp8_attention, plan.plan.pins.fp8_attention);
   EXPECT_EQ(compiler::plan_file_text(back), text);
   compiler::CompileOptions pinned;
-  pinned.pins = back.pins;
+  pinned.plan.pins = back.plan.pins;
   const auto compiled = test_support::compile_small(2, pinned);
-  EXPECT_EQ(compiled.plan.fp8_attention, plan.pins.fp8_attention);  // what --write-plan exports
+  EXPECT_EQ(compiled.plan.pins.fp8_attention, plan.plan.pins.fp8_attention);  // what --write-plan exports
   EXPECT_TRUE(compiled.executable.numerics.attention_fp8);
   const std::string v2 = R"({"tilevit_plan": 2, "model": "small", "batch": 1, "machine": "test16", "tiles": 16, )"
                          R"("exchange_stream_words": 1024, "attention": {}, "gemm": {}, )";
@@ -130,7 +130,7 @@ TEST(PlanFile, FP8AttentionRoundTripsAndRebuildsTheSameProgram) {
             std::string::npos);
   EXPECT_NE(error_of(v2 + R"("fp8_attention": ["a", "a"]})").find("fp8_attention: op a named twice"), std::string::npos);
   // Without the field, FP16 attention: the heuristic plan's.
-  EXPECT_TRUE(small_plan().pins.fp8_attention.empty());
+  EXPECT_TRUE(small_plan().plan.pins.fp8_attention.empty());
   EXPECT_EQ(compiler::plan_file_text(small_plan()).find("fp8_attention"), std::string::npos);
 }
 
@@ -155,14 +155,14 @@ TEST(PlanFile, APlanForAnotherModelOrMachineIsRejected) {
 
 TEST(PlanFile, SplitNormsAndFp8GelusRoundTripAndRebuildTheSameProgram) {
   const auto compiled = test_support::compile_small(2, test_support::split_norm_pins());
-  compiler::PlanFile plan{compiler::plan_target(compiled.executable.config, target::test16()), compiled.plan, 1024};
-  EXPECT_EQ(plan.pins.split_norms, (std::set<std::string>{"layer.ln1", "layer.ln2"}));
-  EXPECT_EQ(plan.pins.fp8_output_gelus, std::set<std::string>{"layer.mlp.gelu"});
+  compiler::PlanFile plan{compiler::plan_target(compiled.executable.config, target::test16()), compiled.plan};
+  EXPECT_EQ(plan.plan.pins.split_norms, (std::set<std::string>{"layer.ln1", "layer.ln2"}));
+  EXPECT_EQ(plan.plan.pins.fp8_output_gelus, std::set<std::string>{"layer.mlp.gelu"});
   const auto back = compiler::parse_plan_file(compiler::plan_file_text(plan), "p.json", 64);
-  EXPECT_EQ(back.pins.split_norms, plan.pins.split_norms);
-  EXPECT_EQ(back.pins.fp8_output_gelus, plan.pins.fp8_output_gelus);
+  EXPECT_EQ(back.plan.pins.split_norms, plan.plan.pins.split_norms);
+  EXPECT_EQ(back.plan.pins.fp8_output_gelus, plan.plan.pins.fp8_output_gelus);
   compiler::CompileOptions pinned;
-  pinned.pins = back.pins;
+  pinned.plan.pins = back.plan.pins;
   const auto again = test_support::compile_small(2, pinned);
   EXPECT_EQ(again.stats.estimated_cycles, compiled.stats.estimated_cycles);
   EXPECT_EQ(again.executable.numerics.encoder_norm_part, compiled.executable.numerics.encoder_norm_part);

@@ -46,7 +46,7 @@ TEST(PlanSearch, ZeroStepsIsTheHeuristicPlan) {
   EXPECT_EQ(r.report.chosen, 0);
   EXPECT_EQ(r.compiled.stats.estimated_cycles, plain.stats.estimated_cycles);
   EXPECT_EQ(layout(r.compiled), layout(plain));
-  EXPECT_EQ(r.plan.key(), (compiler::SearchPlan{plain.plan, 1024}).key());
+  EXPECT_EQ(r.plan.key(), (plain.plan).key());
 }
 
 TEST(PlanSearch, NeverWorseThanTheBaselineAndWithinTheBudget) {
@@ -84,8 +84,8 @@ TEST(PlanSearch, TheChosenPlanRebuildsTheSameProgram) {
   const auto r = search(12);
   ASSERT_NE(r.report.chosen, 0);
   compiler::CompileOptions pinned;
-  pinned.pins = r.plan.pins;
-  pinned.exchange_stream_words = r.plan.exchange_stream_words;
+  pinned.plan.pins = r.plan.pins;
+  pinned.plan.exchange_stream_words = r.plan.exchange_stream_words;
   const auto again = test_support::compile_small(2, pinned);
   EXPECT_EQ(again.stats.estimated_cycles, r.compiled.stats.estimated_cycles);
   EXPECT_EQ(layout(again), layout(r.compiled));
@@ -127,7 +127,7 @@ TEST(PlanSearch, EveryProposalIsAPlanLoweringAccepts) {
   const auto graph = small_graph();
   const compiler::Proposals proposals(graph, target::test16(), {});
   const auto base = test_support::compile_small();
-  const compiler::SearchPlan plan{base.plan, 1024};
+  const compiler::Plan plan = base.plan;
   const auto moves = proposals.moves_from(plan);
   ASSERT_FALSE(moves.empty());
   for (const auto& m : moves) {
@@ -143,7 +143,7 @@ TEST(PlanSearch, LayoutMovesMatchTheConsumersBlocks) {
   const auto graph = small_graph();
   const compiler::Proposals proposals(graph, target::test16(), {});
   const auto base = test_support::compile_small();
-  const compiler::SearchPlan plan{base.plan, 1024};
+  const compiler::Plan plan = base.plan;
   std::uint32_t qkv_moves = 0;
   for (const auto& m : proposals.moves_from(plan)) {
     if (m.lever != compiler::Lever::layout_match) continue;
@@ -155,9 +155,9 @@ TEST(PlanSearch, LayoutMovesMatchTheConsumersBlocks) {
       EXPECT_EQ(m.gemm.column_quantum, static_cast<std::uint32_t>(graph.config.width / graph.config.heads)) << m.identity();
     }
     compiler::CompileOptions o;
-    o.pins = compiler::apply_move(plan, m).pins;
+    o.plan = compiler::apply_move(plan, m);
     const auto compiled = test_support::compile_small(2, o);
-    EXPECT_EQ(compiled.plan.gemm.at(m.op).column_quantum, m.gemm.column_quantum);
+    EXPECT_EQ(compiled.plan.pins.gemm.at(m.op).column_quantum, m.gemm.column_quantum);
   }
   EXPECT_GT(qkv_moves, 0u);
 }
@@ -174,19 +174,19 @@ std::vector<std::uint32_t> qkv_tiles(const compiler::CompiledModel& m) {
 
 TEST(PlanSearch, ATileOffsetMovesAnOpsCellsAndIsRecorded) {
   compiler::CompileOptions o;
-  o.pins.tile_offsets["layer.qkv"] = 5;
+  o.plan.pins.tile_offsets["layer.qkv"] = 5;
   const auto moved = test_support::compile_small(2, o);
   const auto plain = test_support::compile_small();
   const auto a = qkv_tiles(plain), b = qkv_tiles(moved);
   ASSERT_EQ(a.size(), b.size());
   ASSERT_FALSE(a.empty());
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], (a[i] + 5) % 16);
-  EXPECT_EQ(moved.plan.tile_offsets.at("layer.qkv"), 5u);
-  EXPECT_TRUE(plain.plan.tile_offsets.empty());
+  EXPECT_EQ(moved.plan.pins.tile_offsets.at("layer.qkv"), 5u);
+  EXPECT_TRUE(plain.plan.pins.tile_offsets.empty());
   EXPECT_TRUE(test_support::verify_on_test16(moved).ok());
-  o.pins.tile_offsets["layer.qkv"] = 16;
+  o.plan.pins.tile_offsets["layer.qkv"] = 16;
   EXPECT_THROW(test_support::compile_small(2, o), Error);  // past the last tile
-  o.pins.tile_offsets = {{"layer.nothing", 1}};
+  o.plan.pins.tile_offsets = {{"layer.nothing", 1}};
   EXPECT_THROW(test_support::compile_small(2, o), Error);  // no such op
 }
 
@@ -195,7 +195,7 @@ TEST(PlanSearch, ATileOffsetMovesAnOpsCellsAndIsRecorded) {
 TEST(PlanSearch, OneWaveRanksBeforeTheSplitAndTheSplitBeforeTheNearestW) {
   const auto graph = small_graph();
   const compiler::Proposals proposals(graph, target::test16(), {});
-  const compiler::SearchPlan plan{test_support::compile_small().plan, 1024};
+  const compiler::Plan plan = test_support::compile_small().plan;
   double one_wave = 0, split = 0, nearest = 0;
   std::vector<std::uint32_t> w_order;
   for (const auto& m : proposals.moves_from(plan)) {
@@ -218,25 +218,25 @@ TEST(PlanSearch, SplitNormAndFp8OutputAreProposedAndTheCheaperAccepted) {
   const auto graph = small_graph();
   const compiler::Proposals proposals(graph, target::test16(), {});
   const auto base = test_support::compile_small();
-  const compiler::SearchPlan plan{base.plan, 1024};
+  const compiler::Plan plan = base.plan;
   std::set<compiler::Lever> levers;
   for (const auto& m : proposals.moves_from(plan)) {
     if (m.lever != compiler::Lever::split_norm && m.lever != compiler::Lever::fp8_output) continue;
     levers.insert(m.lever);
     compiler::CompileOptions o;
-    o.pins = compiler::apply_move(plan, m).pins;
+    o.plan = compiler::apply_move(plan, m);
     EXPECT_NO_THROW(test_support::compile_small(2, o)) << m.identity();
   }
   EXPECT_EQ(levers.size(), 2u);
   compiler::CompileOptions fused;
-  fused.pins = base.plan;
-  fused.pins.fp8_output_gelus = {"layer.mlp.gelu"};
+  fused.plan = base.plan;
+  fused.plan.pins.fp8_output_gelus = {"layer.mlp.gelu"};
   EXPECT_LT(test_support::compile_small(2, fused).stats.estimated_cycles, base.stats.estimated_cycles);
   // Measured as the search measures a child: strictly faster than its parent, so the
   // search keeps it when it is tried (the main job's split: docs/OPTIMISER.md).
   compiler::Move on{compiler::Lever::fp8_output, "layer.mlp.gelu"};
   on.enabled = true;
-  EXPECT_EQ(compiler::apply_move(plan, on).pins.fp8_output_gelus, fused.pins.fp8_output_gelus);
+  EXPECT_EQ(compiler::apply_move(plan, on).pins.fp8_output_gelus, fused.plan.pins.fp8_output_gelus);
 }
 
 // FP8 attention products: proposed for the encoder's attention only, toggled both ways,
@@ -245,7 +245,7 @@ TEST(PlanSearch, FP8AttentionIsProposedBothWaysAndKeptWhenFaster) {
   const auto graph = small_graph();
   const compiler::Proposals proposals(graph, target::test16(), {});
   const auto base = test_support::compile_small();
-  compiler::SearchPlan plan{base.plan, 1024};
+  compiler::Plan plan = base.plan;
   std::vector<compiler::Move> fp8_moves;
   for (const auto& m : proposals.moves_from(plan))
     if (m.lever == compiler::Lever::fp8_attention) fp8_moves.push_back(m);
@@ -261,7 +261,7 @@ TEST(PlanSearch, FP8AttentionIsProposedBothWaysAndKeptWhenFaster) {
     }
 
   compiler::CompileOptions o;
-  o.pins = with.pins;
+  o.plan = with;
   EXPECT_TRUE(test_support::verify_on_test16(test_support::compile_small(2, o)).ok());
   // Kept exactly when the compiled plan is faster: on the small model (4 tokens) the cast
   // of p costs more than the products and the halved exchange save; with 64 tokens it
@@ -272,8 +272,8 @@ TEST(PlanSearch, FP8AttentionIsProposedBothWaysAndKeptWhenFaster) {
     const auto g = compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4));
     const auto heuristic = compiler::compile_model(g, target::test16(), {});
     compiler::CompileOptions pinned;
-    pinned.pins = heuristic.plan;
-    pinned.pins.fp8_attention = {"layer.attention"};
+    pinned.plan = heuristic.plan;
+    pinned.plan.pins.fp8_attention = {"layer.attention"};
     const auto fp8 = compiler::compile_model(g, target::test16(), pinned);
     PlanSearchOptions so;
     so.steps = image == 28 ? 16 : 32;
@@ -287,11 +287,11 @@ TEST(PlanSearch, FP8AttentionIsProposedBothWaysAndKeptWhenFaster) {
     const bool faster = tried->cycles < r.report.candidates[tried->parent].cycles;
     EXPECT_EQ(faster, fp8.stats.estimated_cycles < heuristic.stats.estimated_cycles) << image;
     EXPECT_EQ(r.plan.pins.fp8_attention.contains("layer.attention"), faster) << image;
-    EXPECT_EQ(r.compiled.plan.fp8_attention, r.plan.pins.fp8_attention);
+    EXPECT_EQ(r.compiled.plan.pins.fp8_attention, r.plan.pins.fp8_attention);
   }
-  o.pins.fp8_attention = {"head.attention"};  // the MAP head's pooling has no FP8 products
+  o.plan.pins.fp8_attention = {"head.attention"};  // the MAP head's pooling has no FP8 products
   EXPECT_THROW(test_support::compile_small(2, o), Error);
-  o.pins.fp8_attention = {"layer.qkv"};  // not an attention op
+  o.plan.pins.fp8_attention = {"layer.qkv"};  // not an attention op
   try {
     test_support::compile_small(2, o);
     ADD_FAILURE() << "a pin naming no attention op was accepted";

@@ -11,7 +11,7 @@ using test_support::compile_small;
 
 TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
   const auto plain = compile_small(2, {});
-  const auto profiled = compile_small(2, {1024, {true, {compiler::Granularity::kernel, 3}}});
+  const auto profiled = compile_small(2, {compiler::Plan{}, {true, {compiler::Granularity::kernel, 3}}});
   EXPECT_EQ(plain.executable.program.allocations.size() + 16, profiled.executable.program.allocations.size());
   EXPECT_GT(profiled.stats.peak_tile_bytes, plain.stats.peak_tile_bytes);
 }
@@ -19,7 +19,7 @@ TEST(Profile, ProfilingBuildReservesSpaceAndUnprofiledBuildDoesNot) {
 // The verifier reports a call or transfer on a tile the machine lacks; counting the
 // profiling records of such a program must not throw first.
 TEST(Profile, VerifierReportsBadTilesOfAProfiledProgram) {
-  auto m = compile_small(2, {1024, {true, {compiler::Granularity::kernel, 1}}});
+  auto m = compile_small(2, {compiler::Plan{}, {true, {compiler::Granularity::kernel, 1}}});
   auto& program = m.executable.program;
   for (auto& s : program.steps)
     if (!s.compute.empty() && !s.exchange.empty()) {

@@ -97,7 +97,7 @@ TEST(Device, SplitLayerNormAndFp8GeluBitExactWithDeviceNumerics) {
   EXPECT_EQ(got, reference::DeviceNumericsModel(b.weights, b.contents.numerics).forward(b.images));
 
   compiler::CompileOptions unfused = options;
-  unfused.pins.fp8_output_gelus.clear();
+  unfused.plan.pins.fp8_output_gelus.clear();
   Built u = build(model::ViTConfig::small(), target::test16(), 11, unfused);
   device::Device plain(u.contents);
   plain.upload_weights(u.weights);
@@ -109,7 +109,7 @@ TEST(Device, SplitLayerNormAndFp8GeluBitExactWithDeviceNumerics) {
 // records the choice for the reference.
 TEST(Device, FP8AttentionOnTheSmallModelBitExactWithDeviceNumerics) {
   compiler::CompileOptions o = test_support::pinned_splits();
-  o.pins.fp8_attention = {"layer.attention"};
+  o.plan.pins.fp8_attention = {"layer.attention"};
   Built b = build(model::ViTConfig::small(), target::test16(), 11, o);
   ASSERT_TRUE(b.contents.numerics.attention_fp8);
   EXPECT_EQ(b.contents.numerics.attention_scale, -4);
@@ -197,6 +197,9 @@ TEST(Device, TransferOutsideItsTileIsCaught) {
 // The device model's cycles follow the package's schedule, not the compiler's estimate:
 // the phase's last landing moved D cycles later adds D cycles per execution of its step
 // (and the verifier rejects the package, whose stored phase length no longer covers it).
+// The device counts each step's cost from the compiler's step cost table, which reads the
+// stored schedule: a phase that lasts longer costs that much more per execution, and a
+// transfer landing after the stored length is the verifier's to catch.
 TEST(Device, CyclesFollowTheStoredSchedule) {
   Built b = build(model::ViTConfig::small(), target::test16());
   auto cycles_of = [&](const compiler::Executable& e) {
@@ -218,7 +221,10 @@ TEST(Device, CyclesFollowTheStoredSchedule) {
   });
   constexpr std::uint32_t kLater = 500;
   last->send_cycle += kLater, last->land_cycle += kLater;
+  EXPECT_EQ(cycles_of(b.contents), before) << "the step cost is the stored phase length";
+  p.steps[step].exchange_cycles += kLater;
   EXPECT_EQ(cycles_of(b.contents), before + std::uint64_t(kLater) * compiler::executions(p, step));
+  p.steps[step].exchange_cycles -= kLater;
   const auto report = compiler::verify_program(b.contents.machine, p, b.contents.bindings, b.contents.tensors);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.violations.front().find("the phase's scheduled length is"), std::string::npos) << report.violations.front();

@@ -24,7 +24,7 @@ compiler::CompiledModel compile_small(compiler::ProfilingOptions profiling, std:
   model::ViTConfig c = model::ViTConfig::small();
   c.layers = 2;
   return compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)), target::test16(),
-                                 compiler::CompileOptions{words, profiling});
+                                 compiler::CompileOptions{compiler::Plan{{}, words}, profiling});
 }
 
 profile::Profile profile_of(const compiler::CompiledModel& m, compiler::ProfileDetail o) {
@@ -374,7 +374,7 @@ TEST(ProfileDiff, DifferentModelOrLayersIsADifference) {
   model::ViTConfig c = model::ViTConfig::small();
   c.layers = 1;
   const auto one_layer = compiler::compile_model(compiler::build_vit_graph(c, model::NumericsConfig::uniform(-4)),
-                                                 target::test16(), compiler::CompileOptions{1024, {}});
+                                                 target::test16(), compiler::CompileOptions{compiler::Plan{{}, 1024}, {}});
   auto b = profile_of(one_layer, {});
   a.model = "small, 2 layers, batch 1";
   b.model = "small, 1 layer, batch 1";
