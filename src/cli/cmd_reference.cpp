@@ -55,12 +55,13 @@ struct ReferenceCommand {
     app.add_option("--save-fp32", save_fp32, "write the FP32 embeddings as .npy [batch, width] ('-': standard output)");
     CLI::Option* device = app.add_option("--save-device", save_device,
                                          "write the device-numerics embeddings as .npy [batch, width] ('-': standard output)");
-    app.add_flag("--fp32-only", fp32_only, "run only the FP32 reference (for timing)")->excludes(device);
+    CLI::Option* fp32 = app.add_flag("--fp32-only", fp32_only, "run only the FP32 reference (for timing)")->excludes(device);
     app.add_option("--repeat", repeat, "run each forward pass N times and report the median time")
         ->check(CLI::Range(1, 100))
         ->capture_default_str();
     app.add_option("--min-cosine", threshold, "pass threshold: every embedding's cosine must be above it")
         ->check(finite_real(0, 1, true))
+        ->excludes(fp32)  // nothing to compare
         ->capture_default_str();
     app.add_flag("--json", json, "print one JSON object instead of text");
     return [this] { return run(); };

@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/validators.hpp"
+#include "mpi/mpi_world.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::cli {
@@ -41,12 +42,25 @@ std::string printable(const std::string& message) {
 }
 
 // One error: the "tilevit: error:" line on stderr and, with --json, a JSON object on
-// stdout so that a script reading stdout always gets JSON.
+// stdout so that a script reading stdout always gets JSON (under mpirun, rank 0's only:
+// an error every rank meets is one object).
 int report_error(const std::string& message, int exit_code, bool json, const char* kind = "error") {
   const std::string line = printable(message);
   std::cerr << "tilevit: " << kind << ": " << line << "\n";
-  if (json) std::cout << nlohmann::json{{"error", line}, {"exit_code", exit_code}}.dump() << "\n";
+  if (json && tilevit::mpi::mpirun_rank() == 0)
+    std::cout << nlohmann::json{{"error", line}, {"exit_code", exit_code}}.dump() << "\n";
   return exit_code;
+}
+
+// Only `run` (a machine of several chips) and `sweep --mpi` work over MPI ranks; any other
+// command under `mpirun -np N` would run N times into the same files.
+void refuse_ranks(const std::string& command) {
+  const int ranks = tilevit::mpi::mpirun_ranks();
+  if (ranks <= 1 || command == "run" || command == "sweep") return;
+  throw tilevit::Error("mpirun -np " + std::to_string(ranks) + ": tilevit " + command +
+                           " runs in one process (drop mpirun; only run on a machine of several chips, and sweep "
+                           "--mpi, use ranks)",
+                       tilevit::kExitUsage);
 }
 
 }  // namespace
@@ -84,7 +98,10 @@ int main(int argc, char** argv) {
   }
   try {
     for (auto& [sub, action] : actions)
-      if (sub->parsed()) return action();
+      if (sub->parsed()) {
+        refuse_ranks(sub->get_name());
+        return action();
+      }
     return kExitUsage;
   } catch (const Error& e) {
     return report_error(e.what(), e.exit_code(), json);

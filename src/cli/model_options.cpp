@@ -102,9 +102,9 @@ model::ViTConfig ModelOptions::config() const {
     c.pooling = model::Pooling::hidden_state;
   }
   if (!images.empty()) {
-    if (batch != 1 && batch != static_cast<int>(images.size()))
+    if (given("--batch") && batch != static_cast<int>(images.size()))
       throw Error("--batch " + std::to_string(batch) + " does not match the " + std::to_string(images.size()) +
-                      " --image files given",
+                      " --image files given (a call of batch B takes B images; drop --batch to take the count)",
                   kExitUsage);
     c.batch = static_cast<int>(images.size());
   } else {
@@ -130,7 +130,17 @@ model::ViTWeights ModelOptions::load_weights(const model::ViTConfig& config, con
   }
   if (weights.empty()) return model::load_weights(model::RandomModelSource(config, seed), config, part);
   const auto file = formats::SafetensorsFile::open(weights);
-  return model::load_weights(*file, config, part);
+  try {
+    return model::load_weights(*file, config, part);
+  } catch (const Error& e) {  // a checkpoint of another shape: name the preset it fits
+    const std::string message = e.what();
+    if (message.find(" has shape ") == std::string::npos && message.find(": missing tensor ") == std::string::npos) throw;
+    const auto presets = model::presets_matching(*file, config.layers);
+    if (presets.empty() || std::find(presets.begin(), presets.end(), preset) != presets.end()) throw;
+    std::string names;
+    for (const std::string& p : presets) names += (names.empty() ? "--preset " : " or --preset ") + p;
+    throw Error(message + " (" + config.name + "; the checkpoint's shapes are those of " + names + ")", e.exit_code());
+  }
 }
 
 std::vector<std::vector<float>> ModelOptions::load_images(const model::ViTConfig& config) const {

@@ -4,6 +4,8 @@
 // (distributed/mpi_pipeline.hpp). docs/SCALE_OUT.md.
 #include <cstdint>
 #include <optional>
+#include <ostream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/model_options.hpp"
@@ -24,20 +26,19 @@ struct PipelineCompileRequest {
 };
 int compile_pipeline_command(const PipelineCompileRequest& request);
 
-struct PipelineRunRequest {
-  const ModelOptions& model;
-  std::string machine_option, package_file, out_dir, save_embeddings;
-  compiler::CompileOptions options;
-  int inferences = 3;
-  double threshold = 0.99;
-  bool reference_fp32 = true, check_numerics = false, json = false, mpi = false;
-  // Compiled into the package; with --package it must be the package's (unset: take it).
-  std::optional<std::uint32_t> micro_batches;
-  system::StageSearchOptions search;  // when compiling here
-  std::string search_report_file;
-  std::string plan_file;  // --plan: a pipeline plan file
-};
-int run_pipeline_command(const PipelineRunRequest& request);
+// The pipeline compiled for `model` on the machine of several chips: balanced and
+// searched as `search` says, or pinned by the pipeline plan file `plan_file`.
+system::CompiledPipeline compile_for(const ModelOptions& model, const std::string& machine_option,
+                                     const compiler::CompileOptions& options, const system::StageSearchOptions& search,
+                                     const std::string& plan_file);
+// --optimization-report of a pipeline: one plan search report per stage, in pipeline order.
+void write_search_report(const std::string& file, const system::CompiledPipeline& pipeline);
+// {"model", "parameters", "layers", "batch", "machine", "package_sha256", "pipeline"}.
+nlohmann::json describe(const system::CompiledPipeline& pipeline, const std::string& sha);
+// The stages, links, latency and throughput of describe()'s object, as text lines.
+void print_pipeline(std::ostream& out, const nlohmann::json& described);
+// --micro-batches out of bounds for the batch: one line, exit 2, before any work.
+void check_micro_batches(std::uint32_t micro_batches, int batch);
 
 // Whether a run or compile goes through the pipeline: the machine has several chips, or
 // the package given is a pipeline's.

@@ -36,6 +36,14 @@ struct ProfileFlags {
                 kExitUsage);
   }
 
+  // The first of --profile-granularity, --profile-iterations given, or "" (--no-profile
+  // and --profile say only whether to profile).
+  std::string detail_flag() const {
+    if (flags_[1] != nullptr && flags_[1]->count() > 0) return "--profile-granularity";
+    if (flags_[2] != nullptr && flags_[2]->count() > 0) return "--profile-iterations";
+    return {};
+  }
+
   // Whether any profiling flag was given on the command line.
   bool given() const {
     for (const CLI::Option* o : flags_)

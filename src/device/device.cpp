@@ -179,6 +179,17 @@ void Device::upload_weights(const model::ViTWeights& weights) {
   weights_loaded_ = true;
 }
 
+CallResult Device::call(const std::vector<std::vector<float>>& images) {
+  CallTiming timing;
+  CallResult result;
+  result.output = run(images, &timing);
+  result.cycles = result.first_cycles = timing.device_cycles;
+  result.upload_seconds = timing.upload_seconds;
+  result.execute_seconds = timing.execute_seconds;
+  result.download_seconds = timing.download_seconds;
+  return result;
+}
+
 std::vector<float> Device::run(const std::vector<std::vector<float>>& images, CallTiming* timing) {
   const auto& config = pkg_.config;
   if (!pkg_.stage.embeds) throw Error("device: this pipeline stage takes the residual stream, not images", kExitInternal);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/exchange_copies.hpp"
+#include "device/runner.hpp"
 #include "device/sram.hpp"
 #include "model/weights.hpp"
 #include "package/program_codec.hpp"
@@ -23,7 +24,7 @@ struct CallTiming {
   std::uint64_t device_cycles = 0;  // modelled: kernel table cycles and the package's exchange schedule
 };
 
-class Device {
+class Device : public Runner {
  public:
   explicit Device(compiler::Executable program);
   ~Device();
@@ -31,9 +32,11 @@ class Device {
   const compiler::Executable& package() const { return pkg_; }
   // Writes every parameter binding (weights quantised to the package's numerics). Throws
   // if the weights' shapes do not match the package's model.
-  void upload_weights(const model::ViTWeights& weights);
+  void upload_weights(const model::ViTWeights& weights) override;
   // One resident call: the batch's images (CHW [3][S][S] each) in, [batch][width] out.
   std::vector<float> run(const std::vector<std::vector<float>>& images, CallTiming* timing = nullptr);
+  // The same as a Runner's call.
+  CallResult call(const std::vector<std::vector<float>>& images) override;
   // One call of a pipeline stage that does not embed: the residual stream [batch x
   // tokens][width] (FP16 values) in; out the next stream, or the embedding if it pools.
   std::vector<float> run_stream(const std::vector<float>& stream, CallTiming* timing = nullptr);

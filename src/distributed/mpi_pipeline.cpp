@@ -53,4 +53,22 @@ std::vector<std::uint16_t> MpiBoundary::receive(std::uint32_t from_chip, std::si
   return stream;
 }
 
+MpiPipelineRunner::MpiPipelineRunner(const mpi::World& world, const system::CompiledPipeline& pipeline)
+    : world_(world),
+      chips_(std::uint32_t(pipeline.stages.size())),
+      boundary_(world, chips_),
+      device_(pipeline, chips_of_rank(world.rank(), world.size(), chips_).first,
+              chips_of_rank(world.rank(), world.size(), chips_).second, &boundary_),
+      last_rank_(rank_of_chip(chips_ - 1, world.size(), chips_)),
+      output_values_(pipeline.stages.front().executable.config.output_values_per_image() *
+                     std::size_t(pipeline.stages.front().executable.config.batch) * pipeline.micro_batches) {}
+
+device::CallResult MpiPipelineRunner::call(const std::vector<std::vector<float>>& images) {
+  device::CallResult result = device_.call(images);
+  result.cycles = world_.max(result.cycles);
+  result.first_cycles = world_.max(result.first_cycles);
+  result.output = output_to_rank0(world_, result.output, last_rank_, output_values_);
+  return result;
+}
+
 }  // namespace tilevit::distributed

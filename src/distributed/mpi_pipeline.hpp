@@ -36,4 +36,22 @@ class MpiBoundary : public system::StageBoundary {
   std::uint32_t chips_;
 };
 
+// The chips of this rank as a run job's Runner: the stream crosses to the neighbouring
+// ranks, every rank agrees on a call's cycles (the maxima over the ranks: the last
+// chip's), and rank 0 gets the output (the other ranks an empty one).
+class MpiPipelineRunner : public device::Runner {
+ public:
+  MpiPipelineRunner(const mpi::World& world, const system::CompiledPipeline& pipeline);
+  void upload_weights(const model::ViTWeights& weights) override { device_.upload_weights(weights); }
+  device::CallResult call(const std::vector<std::vector<float>>& images) override;
+
+ private:
+  const mpi::World& world_;
+  std::uint32_t chips_;
+  MpiBoundary boundary_;
+  system::PipelineDevice device_;
+  int last_rank_;
+  std::size_t output_values_;  // of a call, on the last chip
+};
+
 }  // namespace tilevit::distributed

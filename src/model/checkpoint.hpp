@@ -35,4 +35,10 @@ std::vector<CheckpointTensor> checkpoint_tensors(const ViTConfig& config);
 // (its canonical name; a full CLIP/SigLIP model or a classifier adds a prefix).
 std::string anchor_tensor(const ViTConfig& config);
 
+class TensorSource;
+// The presets whose every tensor, with `layers` encoder layers (at most the preset's own),
+// `source` holds at that preset's shape: the hint when a checkpoint does not fit the
+// preset asked ("--preset small"). Defined with the loader (weights.cpp).
+std::vector<std::string> presets_matching(const TensorSource& source, int layers);
+
 }  // namespace tilevit::model

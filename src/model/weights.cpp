@@ -156,4 +156,28 @@ ViTWeights load_weights(const TensorSource& source, const ViTConfig& config, con
   return weights;
 }
 
+std::vector<std::string> presets_matching(const TensorSource& source, int layers) {
+  std::vector<std::string> matching;
+  const std::string names = ViTConfig::preset_names();
+  for (std::size_t at = 0; at < names.size();) {
+    const std::size_t end = std::min(names.find(", ", at), names.size());
+    const std::string name = names.substr(at, end - at);
+    at = end + 2;
+    ViTConfig config;
+    try {
+      config = ViTConfig::preset(name);
+    } catch (const Error&) {
+      continue;  // a preset not supported yet
+    }
+    config.layers = std::max(1, std::min(layers, config.max_layers));
+    const auto tensors = checkpoint_tensors(config);
+    if (std::all_of(tensors.begin(), tensors.end(), [&](const CheckpointTensor& t) {
+          const auto info = source.info(t.name);
+          return info && info->shape == t.shape;
+        }))
+      matching.push_back(name);
+  }
+  return matching;
+}
+
 }  // namespace tilevit::model

@@ -24,6 +24,19 @@ int byte_count(std::size_t bytes) {
 
 bool started_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
 
+namespace {
+int environment_number(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  return end != text && *end == '\0' && v >= 0 && v < 1 << 24 ? int(v) : fallback;
+}
+}  // namespace
+
+int mpirun_ranks() { return environment_number("OMPI_COMM_WORLD_SIZE", 1); }
+int mpirun_rank() { return environment_number("OMPI_COMM_WORLD_RANK", 0); }
+
 World::World() {
   int initialised = 0;
   MPI_Initialized(&initialised);

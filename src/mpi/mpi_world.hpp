@@ -10,6 +10,10 @@ namespace tilevit::mpi {
 
 // Whether this process was started by mpirun (OpenMPI's environment).
 bool started_by_mpirun();
+// From OpenMPI's environment, without any MPI call: the ranks mpirun started
+// (OMPI_COMM_WORLD_SIZE; 1 without mpirun) and this process's rank (OMPI_COMM_WORLD_RANK; 0).
+int mpirun_ranks();
+int mpirun_rank();
 
 class World {
  public:

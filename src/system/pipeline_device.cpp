@@ -7,8 +7,9 @@
 
 namespace tilevit::system {
 
-PipelineDevice::PipelineDevice(const CompiledPipeline& pipeline, std::uint32_t first_chip, std::uint32_t end_chip)
-    : pipeline_(pipeline), first_chip_(first_chip), end_chip_(end_chip) {
+PipelineDevice::PipelineDevice(const CompiledPipeline& pipeline, std::uint32_t first_chip, std::uint32_t end_chip,
+                               StageBoundary* boundary)
+    : pipeline_(pipeline), first_chip_(first_chip), end_chip_(end_chip), boundary_(boundary) {
   if (first_chip >= end_chip || end_chip > pipeline.stages.size())
     throw Error("pipeline: chips " + std::to_string(first_chip) + " to " + std::to_string(end_chip) + " outside the " +
                     std::to_string(pipeline.stages.size()) + " stages",
@@ -21,6 +22,16 @@ PipelineDevice::~PipelineDevice() = default;
 
 void PipelineDevice::upload_weights(const model::ViTWeights& weights) {
   for (auto& d : devices_) d->upload_weights(weights);
+}
+
+device::CallResult PipelineDevice::call(const std::vector<std::vector<float>>& images) {
+  PipelineCallResult r = run(images, boundary_);
+  device::CallResult result;
+  result.output = std::move(r.output);
+  result.cycles = r.clock;
+  result.first_cycles = r.first_clock;
+  result.execute_seconds = r.host_seconds;
+  return result;
 }
 
 PipelineCallResult PipelineDevice::run(const std::vector<std::vector<float>>& images, StageBoundary* boundary) {

@@ -35,13 +35,18 @@ struct PipelineCallResult {
   double host_seconds = 0;
 };
 
-class PipelineDevice {
+class PipelineDevice : public device::Runner {
  public:
-  // Runs chips [first_chip, end_chip) of `pipeline` (all of them in one process).
-  PipelineDevice(const CompiledPipeline& pipeline, std::uint32_t first_chip, std::uint32_t end_chip);
-  ~PipelineDevice();
+  // Runs chips [first_chip, end_chip) of `pipeline` (all of them in one process); a call
+  // crosses `boundary` (see run).
+  PipelineDevice(const CompiledPipeline& pipeline, std::uint32_t first_chip, std::uint32_t end_chip,
+                 StageBoundary* boundary = nullptr);
+  ~PipelineDevice() override;
 
-  void upload_weights(const model::ViTWeights& weights);
+  void upload_weights(const model::ViTWeights& weights) override;
+  // run(images, the boundary given at construction), as a Runner's call: the cycles are
+  // this process's (an MPI rank's: distributed::MpiPipelineRunner agrees on them).
+  device::CallResult call(const std::vector<std::vector<float>>& images) override;
   // One call: batch x micro_batches images enter chip 0 (ignored by a process that does not
   // run it), batch by batch; the stream crosses `boundary` where the next chip is another
   // process's (nullptr: none is). Throws Error(kExitUsage) on another number of images.
@@ -54,6 +59,7 @@ class PipelineDevice {
 
   const CompiledPipeline& pipeline_;
   std::uint32_t first_chip_, end_chip_;
+  StageBoundary* boundary_;
   std::vector<std::unique_ptr<device::Device>> devices_;  // per owned chip
   std::vector<std::uint64_t> busy_until_;                 // per owned chip, within the current call
 };

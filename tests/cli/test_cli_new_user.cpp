@@ -26,11 +26,7 @@ class NewUserCli : public test_support::CliTest {
     return "run " + small() + " --inferences 1 --out " + out;
   }
   void expect_error(const std::string& args, int code, std::initializer_list<std::string> needles) {
-    const auto r = run_tilevit(args);
-    EXPECT_EQ(r.exit_code, code) << args << "\n" << r.err;
-    const std::string line = last_line(r.err);
-    EXPECT_EQ(line.rfind("tilevit: error: ", 0), 0u) << args << ": " << line;
-    for (const auto& n : needles) EXPECT_NE(line.find(n), std::string::npos) << "missing '" << n << "' in: " << line;
+    test_support::expect_error_line(args, code, needles);
   }
   // A package of the small model, compiled once per test that needs one.
   std::string package() {
