@@ -1,6 +1,9 @@
 #include "cli/package_flags.hpp"
 
+#include "package/container.hpp"
 #include "support/error.hpp"
+#include "system/pipeline_package.hpp"
+#include "target/machine.hpp"
 
 namespace tilevit::cli {
 
@@ -28,6 +31,15 @@ void check_model_flags_match(const ModelOptions& model, const compiler::Executab
       throw Error(model.weights + ": the checkpoint holds " + std::to_string(held) + " encoder layers, the package " +
                   package_path + " runs " + std::to_string(built.layers));
   }
+}
+
+void require_pipeline_package(const std::string& package_path, const std::string& machine_option) {
+  if (package_path.empty() || system::is_pipeline(package::Container::open(package_path))) return;
+  const target::MachineDescription machine = target::machine_from_option(machine_option);
+  throw Error(package_path + ": a one-chip package, but --machine " + machine_option + " names " +
+                  std::to_string(machine.system.chips) + " chips (drop --machine, or compile a package for " +
+                  machine_option + ")",
+              kExitUsage);
 }
 
 }  // namespace tilevit::cli

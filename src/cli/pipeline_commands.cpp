@@ -244,6 +244,7 @@ std::uint32_t chips_of_run(const PipelineRunRequest& r) {
     check_micro_batches(r.micro_batches.value_or(1), r.model.config().batch);
     return target::machine_from_option(r.machine_option).system.chips;
   }
+  require_pipeline_package(r.package_file, r.machine_option);
   const system::CompiledPipeline p = system::load_pipeline(r.package_file).pipeline;
   if (r.micro_batches)
     require_same(r.package_file, "--micro-batches", std::to_string(*r.micro_batches), std::to_string(p.micro_batches));
