@@ -43,6 +43,31 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 }  // namespace
 
+// 11. A scale that differs from the package's: both flags and values, once each, one line.
+TEST_F(ReadingReportsCli, ScaleMismatchNamesBothScalesInFlagForm) {
+  const std::string p = package();
+  const std::string line = expect_error_line("reference --package " + p + " --fp8-scale -3", 2,
+                                        {"built with --fp8-scale -4, --fp8-scale -3 asked", "--fp8-scale"});
+  EXPECT_LT(line.size(), 260u) << line;  // not every role's scale run together
+  EXPECT_EQ(line.find("embedding="), std::string::npos) << line;
+}
+
+// 11. --calibrated-scales against a package built with --fp8-scale -4 says so.
+TEST_F(ReadingReportsCli, CalibratedScalesMismatchSaysWhatThePackageWasBuiltWith) {
+  const std::string p = package();
+  const std::string line = expect_error_line("run --package " + p + " --calibrated-scales --out " + path("o"), 2,
+                                        {"built with --fp8-scale -4, --calibrated-scales asked"});
+  EXPECT_EQ(line.find("built with --calibrated-scales"), std::string::npos) << line;
+}
+
+// 11. The package's own scale is no mismatch (the roles a package does not record were compared).
+TEST_F(ReadingReportsCli, ThePackagesOwnFp8ScaleIsAccepted) {
+  const std::string p = path("p3.tvpkg");
+  ASSERT_EQ(run_tilevit("compile " + small() + " --fp8-scale -3 --package " + p).exit_code, 0);
+  const auto r = run_tilevit("reference --package " + p + " --fp8-scale -3 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 // 12. A one-chip package on a machine of several chips: the flag and the chips, not a section.
 TEST_F(ReadingReportsCli, OneChipPackageOnSeveralChipsNamesTheMachineFlag) {
   const std::string p = package();
