@@ -86,3 +86,84 @@ TEST_F(ReadingReportsCli, ProfileGivenAsAPackageSaysItIsAProfile) {
   }
   expect_error_line("profile query " + package(), 3, {"is a package, not a profile"});
 }
+
+// 16. A tile that only copies within its SRAM has an operation name in query and diff.
+TEST_F(ReadingReportsCli, LocalCopiesHaveAnOperationName) {
+  const std::string prof = profile("run");
+  const auto r = run_tilevit("profile query " + prof + " --group-by operation --limit 1000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool copies = false;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& row : j["rows"]) {
+    EXPECT_FALSE(row["key"].get<std::string>().empty()) << row.dump();
+    copies |= row["key"] == "(local copy)";
+  }
+  EXPECT_TRUE(copies) << r.out;
+}
+
+// 16. Names are never cut: the table's first column is as wide as its longest name, aligned.
+TEST_F(ReadingReportsCli, QueryShowsWholeOperationNamesAligned) {
+  const std::string prof = profile("run", "--profile-granularity phase");
+  const auto j = nlohmann::json::parse(
+      run_tilevit("profile query " + prof + " --group-by operation --limit 1000 --json").out);
+  std::size_t longest = 0;
+  for (const auto& row : j["rows"]) longest = std::max(longest, row["key"].get<std::string>().size());
+  ASSERT_GT(longest, 40u) << "the small model's fused names are longer than the old cut";
+  const auto text = run_tilevit("profile query " + prof + " --group-by operation --limit 1000");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const auto lines = lines_of(text.out);
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("operation ", 0) == 0; });
+  ASSERT_NE(header, lines.end()) << text.out;
+  const std::size_t samples_end = header->find("samples") + 7;
+  for (const auto& row : j["rows"]) {
+    const std::string key = row["key"];
+    const auto line = std::find_if(header, lines.end(), [&](const std::string& l) { return l.rfind(key + " ", 0) == 0; });
+    ASSERT_NE(line, lines.end()) << "whole name " << key << " not found in\n" << text.out;
+    // The samples column ends where its header does on every row.
+    EXPECT_EQ(line->find_first_not_of("0123456789,", line->find_first_not_of(' ', key.size())), samples_end) << *line;
+  }
+}
+
+// 16. The same words no longer name two quantities: run's kernel cycles are each step's
+// slowest tile, query's compute tile-cycles all tiles'.
+TEST_F(ReadingReportsCli, RunAndQueryNameTheirCalibratedSharesApart) {
+  const std::string out = path("run");
+  const auto run = run_tilevit("run " + small() + " --inferences 1 --no-reference --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("kernel cycles: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("each step's slowest tile"), std::string::npos) << run.out;
+  const auto query = run_tilevit("profile query " + out + "/profile.tvprof");
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  EXPECT_EQ(query.out.find("kernel cycles"), std::string::npos) << query.out;
+  EXPECT_NE(query.out.find("compute tile-cycles: "), std::string::npos) << query.out;
+  EXPECT_NE(query.out.find("all tiles, every loop iteration"), std::string::npos) << query.out;
+}
+
+// 16. inspect counts the tiles used as compile does (tiles with a kernel call).
+TEST_F(ReadingReportsCli, InspectCountsTilesUsedAsCompileDoes) {
+  const std::string p = path("c600.tvpkg");
+  const auto c = run_tilevit("compile --preset small --layers 1 --package " + p + " --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto compiled = nlohmann::json::parse(c.out);
+  const auto i = run_tilevit("inspect " + p + " --json");
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  const auto inspected = nlohmann::json::parse(i.out);
+  EXPECT_EQ(inspected["tiles_used"], compiled["tiles_used"]);
+  EXPECT_GE(inspected["tiles_holding_data"].get<int>(), inspected["tiles_used"].get<int>());
+  const auto text = run_tilevit("inspect " + p);
+  EXPECT_NE(text.out.find("tiles used " + std::to_string(compiled["tiles_used"].get<int>()) + " of 1472"),
+            std::string::npos)
+      << text.out;
+}
+
+// 16. diff: each table under a header, and the "#N" of repeated step labels explained.
+TEST_F(ReadingReportsCli, DiffTablesHaveHeadersAndExplainNumberedSteps) {
+  const std::string a = profile("a"), b = profile("b", "--profile-granularity kernel --exchange-stream-words 64");
+  const auto r = run_tilevit("profile diff " + a + " " + b + " --limit 1000");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("steps that changed most"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("operations that changed most"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("  op  "), std::string::npos) << "an operation without a name: " << r.out;
+  if (r.out.find(" #2 ") != std::string::npos)
+    EXPECT_NE(r.out.find("#N: the Nth execution"), std::string::npos) << r.out;
+}
