@@ -81,9 +81,13 @@ struct CompileCommand {
                                      search.for_stages(!plan_file.empty()), search.report_file, plan_file, write_plan});
   }
 
+  // An output on standard output moves the report to stderr.
+  bool report_on_stderr() const { return package == "-" || write_plan == "-" || search.report_file == "-"; }
+
   int run() {
     model.apply_threads();
     check_flags();
+    if (json && report_on_stderr()) silence_progress();  // the JSON is stderr's only line
     if (is_pipeline_machine(machine_file)) return run_pipeline();
     if (micro_batches_option->count()) refuse_micro_batches_on_one_chip();
     const auto t0 = std::chrono::steady_clock::now();
@@ -143,9 +147,9 @@ struct CompileCommand {
     if (planned.report) j["optimization"] = *planned.report;
     if (steps) j["steps"] = steps_json(machine, compiled.executable.program);
     // With the package on standard output, the report goes to stderr.
-    std::ostream& report = package == "-" || write_plan == "-" || search.report_file == "-" ? std::cerr : std::cout;
+    std::ostream& report = report_on_stderr() ? std::cerr : std::cout;
     if (json) {
-      report << j.dump(1) << "\n";
+      report << (report_on_stderr() ? j.dump() : j.dump(1)) << "\n";
     } else {
       j.erase("kernel_calibration");  // one readable line instead
       print_text(report, j);

@@ -375,7 +375,7 @@ struct RunCommand {
     profiling.check_consistent();
     if (save_embeddings == "-")
       throw Error("--save-embeddings -: standard output carries the report (the embeddings are in --out)", kExitUsage);
-    if (!save_embeddings.empty()) check_output_writable(save_embeddings);
+    if (!save_embeddings.empty()) check_output_writable(save_embeddings, out_dir);  // --out is created first
     if (search.report_file == "-")
       throw Error("--optimization-report -: standard output carries the run's report (give a file)", kExitUsage);
     search.check(!plan_file.empty());

@@ -158,8 +158,15 @@ void ModelOptions::apply_threads() const {
 
 std::string layers_text(int layers) { return std::to_string(layers) + (layers == 1 ? " layer" : " layers"); }
 
+namespace {
+bool progress_off = false;
+}
+
+void silence_progress() { progress_off = true; }
+
 void progress(const std::string& message) {
   static const auto start = std::chrono::steady_clock::now();
+  if (progress_off) return;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "[%7.2fs] %s\n", s, message.c_str());
 }

@@ -167,3 +167,36 @@ TEST_F(ReadingReportsCli, DiffTablesHaveHeadersAndExplainNumberedSteps) {
   if (r.out.find(" #2 ") != std::string::npos)
     EXPECT_NE(r.out.find("#N: the Nth execution"), std::string::npos) << r.out;
 }
+
+// 17. compile --package - --json: the package on stdout, the JSON report stderr's only line.
+TEST_F(ReadingReportsCli, JsonReportIsStderrsOnlyLineWhenThePackageIsOnStdout) {
+  const auto r = run_tilevit("compile " + small() + " --package - --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  const auto j = nlohmann::json::parse(r.err);
+  EXPECT_EQ(j["package_bytes"].get<std::size_t>(), r.out.size());
+}
+
+// 17. A pipeline compile prints the package's path and SHA-256, as a one-chip compile does.
+TEST_F(ReadingReportsCli, PipelineCompilePrintsThePackagePathAndSha256) {
+  const std::string p = path("pipe.tvpkg");
+  const std::string args = "compile --preset siglip2-tiny --machine test16x2 --package " + p;
+  const auto text = run_tilevit(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const auto j = nlohmann::json::parse(run_tilevit(args + " --json").out);
+  EXPECT_NE(text.out.find("package: " + p + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("package_sha256: " + j["package_sha256"].get<std::string>() + "\n"), std::string::npos)
+      << text.out;
+}
+
+// 17. --save-embeddings into the --out directory the run creates.
+TEST_F(ReadingReportsCli, SaveEmbeddingsIntoTheNewOutDirectory) {
+  const std::string out = path("new");
+  const auto r = run_tilevit("run " + small() + " --inferences 1 --no-reference --no-profile --out " + out +
+                             " --save-embeddings " + out + "/x.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(out + "/x.npy"));
+  // Elsewhere, a missing directory is still refused before any work.
+  expect_error_line("run " + small() + " --inferences 1 --out " + path("o2") + " --save-embeddings " + path("none/x.npy"), 4,
+               {"none/x.npy"});
+}
