@@ -31,20 +31,25 @@ struct CompileCommand {
   SearchFlags search;
   std::string machine_file, package, plan_file, write_plan;
   std::uint32_t stream_words = 1024, micro_batches = 1;
-  bool json = false, fuse_qkv = true, steps = false, kernels = false;
+  bool json = false, fuse_qkv = true, no_fuse_qkv = false, steps = false, kernels = false;
   CLI::Option* micro_batches_option = nullptr;
 
   CommandAction setup(CLI::App& app) {
     model.add_to(app, false);
     app.add_option("--batch", model.batch, kBatchHelp)->capture_default_str();
-    app.add_option("--machine", machine_file, "machine description file (default: the embedded C600)");
+    app.add_option("--machine", machine_file,
+                   "machine description file, or an embedded machine: " + target::builtin_machine_names() +
+                       " (default: c600)");
     micro_batches_option = app.add_option("--micro-batches", micro_batches, kMicroBatchesHelp)->capture_default_str();
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words per stream")
         ->check(CLI::Range(16u, 1u << 20))
         ->capture_default_str();
-    app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv,
-                 "one fused QKV GEMM (always on: the graph fuses q, k, v; --no-fuse-qkv is refused)");
-    app.add_option("--package", package, "output package file ('-': standard output, the report then goes to stderr)");
+    // Two plain flags: a negated CLI11 flag shows a default ({false}) that is refused.
+    app.add_flag("--fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k and v)");
+    app.add_flag("--no-fuse-qkv", no_fuse_qkv, "refused: the graph always fuses q, k and v");
+    app.add_option("--package", package,
+                   "output package file ('-': standard output, the report then goes to stderr; with --json as its "
+                   "only line)");
     app.add_option("--plan", plan_file, "fix every GEMM and attention grid from this plan file (from --write-plan)");
     app.add_option("--write-plan", write_plan, "write the grids the compiler used as a plan file (JSON)");
     profiling.add_to(app, false);
@@ -60,7 +65,7 @@ struct CompileCommand {
   void check_flags() const {
     if (model.given("--seed"))
       throw Error("--seed: a package holds no weights or images (give --seed to run or reference)", kExitUsage);
-    if (!fuse_qkv) throw Error("--no-fuse-qkv: not supported, the graph always fuses q, k and v", kExitUsage);
+    if (no_fuse_qkv) throw Error("--no-fuse-qkv: not supported, the graph always fuses q, k and v", kExitUsage);
     profiling.check_consistent();
     for (const std::string* out : {&package, &write_plan})
       if (!out->empty()) check_output_writable(*out);

@@ -48,7 +48,7 @@ void ModelOptions::add_to(CLI::App& app, bool with_inputs) {
                            ->check(CLI::Range(-31, 31))
                            ->capture_default_str();
   app.add_flag("--calibrated-scales", calibrated_scales,
-               "per-role FP8 scales for the real checkpoint (WORKLOAD.md) instead of --fp8-scale")
+               "per-role FP8 scales for the real checkpoint (docs/NUMERICS.md, \"Operations, in order\") instead of --fp8-scale")
       ->excludes(scale);
   app.add_option("--threads", threads, "host threads (0 = all cores, at most 4 per core); results do not depend on it")
       ->check(CLI::Range(0, max_host_threads()))

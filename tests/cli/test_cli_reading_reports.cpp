@@ -200,3 +200,27 @@ TEST_F(ReadingReportsCli, SaveEmbeddingsIntoTheNewOutDirectory) {
   expect_error_line("run " + small() + " --inferences 1 --out " + path("o2") + " --save-embeddings " + path("none/x.npy"), 4,
                {"none/x.npy"});
 }
+
+// 18. Help cites only documents in the repository, lists the embedded machines, shows no
+// refused default, and its compile examples are the fast ones.
+TEST_F(ReadingReportsCli, HelpCitesExistingDocsListsMachinesAndShowsNoRefusedDefault) {
+  const auto help = run_tilevit("compile --help");
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  std::string all = help.out;
+  for (const char* command : {"run", "reference", "inspect", "profile", "sweep", "machine", "verify", "memory-map"})
+    all += run_tilevit(std::string(command) + " --help").out;
+  const std::regex doc(R"(([A-Za-z_/]*[A-Z_]+\.md))");
+  for (auto it = std::sregex_iterator(all.begin(), all.end(), doc); it != std::sregex_iterator(); ++it) {
+    const std::string cited = (*it)[1];
+    EXPECT_TRUE(fs::exists(std::string(TILEVIT_SOURCE_DIR) + "/" + cited)) << cited << " cited in --help";
+  }
+  const auto machine_line = help.out.find("--machine");
+  ASSERT_NE(machine_line, std::string::npos);
+  const std::string machine_help = help.out.substr(machine_line, help.out.find("\n  -", machine_line) - machine_line);
+  for (const char* m : {"c600", "test16", "c600x2", "test16x2"})
+    EXPECT_NE(machine_help.find(m), std::string::npos) << m << " in: " << machine_help;
+  const auto no_fuse = help.out.find("--no-fuse-qkv");
+  ASSERT_NE(no_fuse, std::string::npos);
+  EXPECT_EQ(help.out.substr(no_fuse, help.out.find('\n', no_fuse) - no_fuse).find('{'), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("compile --layers 2 --profile"), std::string::npos) << help.out;
+}
