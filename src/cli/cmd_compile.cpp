@@ -32,7 +32,7 @@ struct CompileCommand {
   SearchFlags search;
   std::string machine_file, package, plan_file, write_plan, dump_after;
   std::uint32_t stream_words = compiler::kDefaultStreamWords, micro_batches = 1;
-  bool json = false, fuse_qkv = true, steps = false, kernels = false, list_passes = false;
+  bool json = false, fuse_qkv = true, no_fuse_qkv = false, steps = false, kernels = false, list_passes = false;
   CLI::Option* micro_batches_option = nullptr;
   CLI::App* app_ = nullptr;
 
@@ -40,14 +40,19 @@ struct CompileCommand {
     app_ = &app;
     model.add_to(app, false);
     app.add_option("--batch", model.batch, kBatchHelp)->capture_default_str();
-    app.add_option("--machine", machine_file, "machine description file (default: the embedded C600)");
+    app.add_option("--machine", machine_file,
+                   "machine description file, or an embedded machine: " + target::builtin_machine_names() +
+                       " (default: c600)");
     micro_batches_option = app.add_option("--micro-batches", micro_batches, kMicroBatchesHelp)->capture_default_str();
     app.add_option("--exchange-stream-words", stream_words, "exchange waves of at most W words per stream")
         ->check(CLI::Range(compiler::kMinStreamWords, compiler::kMaxStreamWords))
         ->capture_default_str();
-    app.add_flag("--fuse-qkv,!--no-fuse-qkv", fuse_qkv,
-                 "one fused QKV GEMM (always on: the graph fuses q, k, v; --no-fuse-qkv is refused)");
-    app.add_option("--package", package, "output package file ('-': standard output, the report then goes to stderr)");
+    // Two plain flags: a negated CLI11 flag shows a default ({false}) that is refused.
+    app.add_flag("--fuse-qkv", fuse_qkv, "one fused QKV GEMM (always on: the graph fuses q, k and v)");
+    app.add_flag("--no-fuse-qkv", no_fuse_qkv, "refused: the graph always fuses q, k and v");
+    app.add_option("--package", package,
+                   "output package file ('-': standard output, the report then goes to stderr; with --json as its "
+                   "only line)");
     app.add_option("--plan", plan_file, "fix every GEMM and attention grid from this plan file (from --write-plan)");
     app.add_option("--write-plan", write_plan, "write the grids the compiler used as a plan file (JSON)");
     profiling.add_to(app, false);
@@ -67,7 +72,7 @@ struct CompileCommand {
   void check_flags() const {
     if (model.given("--seed"))
       throw Error("--seed: a package holds no weights or images (give --seed to run or reference)", kExitUsage);
-    if (!fuse_qkv) throw Error("--no-fuse-qkv: not supported, the graph always fuses q, k and v", kExitUsage);
+    if (no_fuse_qkv) throw Error("--no-fuse-qkv: not supported, the graph always fuses q, k and v", kExitUsage);
     profiling.check_consistent();
     for (const std::string* out : {&package, &write_plan})
       if (!out->empty()) check_output_writable(*out);
@@ -130,10 +135,16 @@ struct CompileCommand {
     std::cout << "// after " << wanted.name << ": " << wanted.what << "\n" << text;
   }
 
+  // An output on standard output moves the report to stderr.
+  bool report_on_stderr() const {
+    return package == "-" || write_plan == "-" || search.report_file == "-" || !dump_after.empty();
+  }
+
   int run() {
     if (list_passes) return print_passes();
     model.apply_threads();
     check_flags();
+    if (json && report_on_stderr()) silence_progress();  // the JSON is stderr's only line
     if (is_pipeline_machine(machine_file)) return run_pipeline();
     if (micro_batches_option->count()) refuse_micro_batches_on_one_chip();
     const auto t0 = std::chrono::steady_clock::now();
@@ -194,10 +205,9 @@ struct CompileCommand {
     if (planned.report) j["optimization"] = *planned.report;
     if (steps) j["steps"] = steps_json(machine, compiled.executable.program);
     // With the package on standard output, the report goes to stderr.
-    std::ostream& report =
-        package == "-" || write_plan == "-" || search.report_file == "-" || !dump_after.empty() ? std::cerr : std::cout;
+    std::ostream& report = report_on_stderr() ? std::cerr : std::cout;
     if (json) {
-      report << j.dump(1) << "\n";
+      report << (report_on_stderr() ? j.dump() : j.dump(1)) << "\n";
     } else {
       j.erase("kernel_calibration");  // one readable line instead
       print_text(report, j);

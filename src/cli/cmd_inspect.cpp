@@ -65,7 +65,8 @@ struct InspectCommand {
     j["machine"] = m.name;
     j["model"] = c.config.name;
     j["layers"] = c.config.layers;
-    j["tiles_used"] = used;
+    j["tiles_used"] = summary.tiles_used;  // with a kernel call, as compile counts them
+    j["tiles_holding_data"] = used;        // with any allocation (weights, buffers, code, tables)
     j["supersteps"] = p.steps.size();
     j["loop"] = {{"begin", p.loop_begin}, {"end", p.loop_end}, {"count", p.loop_count}};
     j["peak_tile_bytes"] = spread(peak);
@@ -91,8 +92,8 @@ struct InspectCommand {
                  std::to_string(c.stage.first_layer + p.loop_count - 1) + ")";
       std::printf("%s: %s on %s (%d layers), sha256 %s\n", shown.c_str(), c.config.name.c_str(), m.name.c_str(),
                   c.config.layers, j["package_sha256"].get<std::string>().c_str());
-      std::printf("tiles used %u of %u, %zu supersteps (loop %u..%u x %u)\n", used, m.tiles, p.steps.size(),
-                  p.loop_begin, p.loop_end, p.loop_count);
+      std::printf("tiles used %u of %u (with a kernel call; %u hold data), %zu supersteps (loop %u..%u x %u)\n",
+                  summary.tiles_used, m.tiles, used, p.steps.size(), p.loop_begin, p.loop_end, p.loop_count);
       auto row = [](const char* name, const nlohmann::json& s) {
         std::printf("  %-22s min %8llu  median %8llu  max %8llu\n", name, (unsigned long long)s["min"].get<std::uint64_t>(),
                     (unsigned long long)s["median"].get<std::uint64_t>(), (unsigned long long)s["max"].get<std::uint64_t>());

@@ -1,4 +1,5 @@
 // tilevit profile render|query|diff: look at profiles (.tvprof) written by `tilevit run`.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -102,15 +103,20 @@ struct ProfileCommand {
     else if (loop.extrapolated)
       std::printf("view: the whole call; loop iterations %u..%u of %u extrapolated from the %u recorded in detail\n",
                   loop.detailed + 1, loop.iterations, loop.iterations, loop.detailed);
-    std::printf("kernel cycles: %s calibrated of %s %s\n", percent_text(compute - uncalibrated, compute).c_str(),
-                with_commas(compute).c_str(), scope.c_str());
-    std::printf("%-40s %10s %16s %8s %12s %6s %10s\n", group_by.c_str(), "samples", "tile cycles", "share", "max cycles",
-                "tiles", "calibrated");
-    for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
+    // Not "kernel cycles", the words of compile, run and inspect for each step's slowest tile.
+    std::printf("compute tile-cycles: %s calibrated of %s (%s; compile and run count each step's slowest tile)\n",
+                percent_text(compute - uncalibrated, compute).c_str(), with_commas(compute).c_str(),
+                one_layer ? "all tiles, one encoder layer" : "all tiles, every loop iteration");
+    const std::size_t shown = std::min(limit, rows.size());
+    int width = int(group_by.size());  // names are never cut: the column is as wide as the longest
+    for (std::size_t i = 0; i < shown; ++i) width = std::max(width, int(rows[i].key.size()));
+    std::printf("%-*s %10s %16s %8s %12s %6s %10s\n", width, group_by.c_str(), "samples", "tile cycles", "share",
+                "max cycles", "tiles", "calibrated");
+    for (std::size_t i = 0; i < shown; ++i) {
       const auto& r = rows[i];
       const std::string calibrated =
           r.compute_cycles ? percent_text(r.compute_cycles - r.uncalibrated_cycles, r.compute_cycles) : "-";
-      std::printf("%-40s %10s %16s %7.2f%% %12s %6u %10s\n", r.key.substr(0, 40).c_str(), with_commas(r.samples).c_str(),
+      std::printf("%-*s %10s %16s %7.2f%% %12s %6u %10s\n", width, r.key.c_str(), with_commas(r.samples).c_str(),
                   with_commas(r.cycles).c_str(), 100 * r.share, with_commas(r.max_cycles).c_str(), r.tiles,
                   calibrated.c_str());
     }
@@ -121,6 +127,43 @@ struct ProfileCommand {
   static bool differs(const profile::DiffReport& r) {
     return !r.identity.empty() || r.span_delta != 0 || r.changed_steps > 0 || r.unmatched_steps > 0 || r.samples_differing > 0 ||
            !r.operations.empty();
+  }
+
+  // The steps that changed most, as a table under its own header; names are never cut.
+  void print_diff_steps(const profile::DiffReport& r) const {
+    const std::size_t shown = std::min(limit, r.steps.size());
+    if (shown == 0) return;
+    int width = 4;
+    bool numbered = false;
+    for (std::size_t i = 0; i < shown; ++i) {
+      width = std::max(width, int(r.steps[i].key.size()));
+      numbered |= r.steps[i].key.find(" #") != std::string::npos;
+    }
+    std::printf("steps that changed most (span of a step execution over all tiles, cycles):\n");
+    std::printf("  %-*s %14s    %14s  %s\n", width, "step", "A", "B", "change");
+    auto cell = [](std::int64_t v) { return v < 0 ? std::string("-") : with_commas(std::uint64_t(v)); };
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& d = r.steps[i];
+      std::printf("  %-*s %14s -> %14s  %s\n", width, d.key.c_str(), cell(d.cycles_a).c_str(), cell(d.cycles_b).c_str(),
+                  d.cycles_a < 0 || d.cycles_b < 0 ? "(unmatched)" : signed_commas(d.delta).c_str());
+    }
+    if (numbered)
+      std::printf("  (#N: the Nth execution, in time order, of steps that share a phase label and layer)\n");
+  }
+
+  // Profiles of different packages: compute tile-cycles per graph operation.
+  void print_diff_operations(const profile::DiffReport& r) const {
+    const std::size_t shown = std::min(limit, r.operations.size());
+    if (shown == 0) return;
+    int width = 9;
+    for (std::size_t i = 0; i < shown; ++i) width = std::max(width, int(r.operations[i].operation.size()));
+    std::printf("operations that changed most (compute tile-cycles, all tiles):\n");
+    std::printf("  %-*s %14s    %14s  %s\n", width, "operation", "A", "B", "change");
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& o = r.operations[i];
+      std::printf("  %-*s %14s -> %14s  %s\n", width, o.operation.c_str(), with_commas(o.cycles_a).c_str(),
+                  with_commas(o.cycles_b).c_str(), signed_commas(std::int64_t(o.cycles_b - o.cycles_a)).c_str());
+    }
   }
 
   int run_diff() {
@@ -140,17 +183,8 @@ struct ProfileCommand {
     if (r.samples_compared > 0)
       std::printf("samples: %llu compared, %llu differ\n", (unsigned long long)r.samples_compared,
                   (unsigned long long)r.samples_differing);
-    for (std::size_t i = 0; i < std::min(limit, r.steps.size()); ++i) {
-      const auto& d = r.steps[i];
-      auto cell = [](std::int64_t v) { return v < 0 ? std::string("-") : with_commas(std::uint64_t(v)); };
-      std::printf("  %-48s %12s -> %12s  %s\n", d.key.substr(0, 48).c_str(), cell(d.cycles_a).c_str(),
-                  cell(d.cycles_b).c_str(), d.cycles_a < 0 || d.cycles_b < 0 ? "(unmatched)" : signed_commas(d.delta).c_str());
-    }
-    for (std::size_t i = 0; i < std::min(limit, r.operations.size()); ++i) {
-      const auto& o = r.operations[i];
-      std::printf("  op %-45s %14s -> %14s  %s\n", o.operation.substr(0, 45).c_str(), with_commas(o.cycles_a).c_str(),
-                  with_commas(o.cycles_b).c_str(), signed_commas(std::int64_t(o.cycles_b - o.cycles_a)).c_str());
-    }
+    print_diff_steps(r);
+    print_diff_operations(r);
     const bool same = !differs(r);
     if (same) std::printf("no difference\n");
     return same ? kExitOk : kExitFailure;  // like diff(1): 1 when the profiles differ

@@ -135,7 +135,7 @@ struct RunCommand {
     profiling.check_consistent();
     if (save_embeddings == "-")
       throw Error("--save-embeddings -: standard output carries the report (the embeddings are in --out)", kExitUsage);
-    if (!save_embeddings.empty()) check_output_writable(save_embeddings);
+    if (!save_embeddings.empty()) check_output_writable(save_embeddings, out_dir);  // --out is created first
     if (search.report_file == "-")
       throw Error("--optimization-report -: standard output carries the run's report (give a file)", kExitUsage);
     search.check(!plan_file.empty());
@@ -255,6 +255,7 @@ struct RunCommand {
                   kExitUsage);
     std::uint32_t chips = 0;
     if (!package_file.empty()) {
+      if (app_->count("--machine")) require_pipeline_package(package_file, machine_file);
       auto loaded = system::load_pipeline(package_file);
       pipeline_ = std::move(loaded.pipeline);
       check_package_flags(pipeline_->stages.front().executable, pipeline_->machine);

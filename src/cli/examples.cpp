@@ -23,7 +23,7 @@ const std::string& examples_of(const std::string& command) {
       {"compile", "Examples:\n"
                   "  tilevit compile --package p.tvpkg                      # So400m/14 for the C600\n"
                   "  tilevit compile --preset small --steps                 # every superstep's cost\n"
-                  "  tilevit compile --layers 2 --profile --profile-granularity kernel --package p.tvpkg\n"
+                  "  tilevit compile --preset small --profile --profile-granularity kernel --package p.tvpkg\n"
                   "  tilevit compile --preset small --package - > p.tvpkg   # the package on standard output\n"
                   "  tilevit compile --machine c600x2 --batch 1 --micro-batches 8 --package pipe.tvpkg\n"
                   "                                     # pipelined over 2 chips, 8 micro-batches of 1 per call\n"},

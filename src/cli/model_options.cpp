@@ -48,7 +48,7 @@ void ModelOptions::add_to(CLI::App& app, bool with_inputs) {
                            ->check(CLI::Range(-31, 31))
                            ->capture_default_str();
   app.add_flag("--calibrated-scales", calibrated_scales,
-               "per-role FP8 scales for the real checkpoint (WORKLOAD.md) instead of --fp8-scale")
+               "per-role FP8 scales for the real checkpoint (docs/NUMERICS.md, \"Operations, in order\") instead of --fp8-scale")
       ->excludes(scale);
   app.add_option("--threads", threads, "host threads (0 = all cores, at most 4 per core); results do not depend on it")
       ->check(CLI::Range(0, max_host_threads()))
@@ -168,8 +168,15 @@ void ModelOptions::apply_threads() const {
 
 std::string layers_text(int layers) { return std::to_string(layers) + (layers == 1 ? " layer" : " layers"); }
 
+namespace {
+bool progress_off = false;
+}
+
+void silence_progress() { progress_off = true; }
+
 void progress(const std::string& message) {
   static const auto start = std::chrono::steady_clock::now();
+  if (progress_off) return;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "[%7.2fs] %s\n", s, message.c_str());
 }

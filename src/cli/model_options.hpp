@@ -65,6 +65,9 @@ std::string layers_text(int layers);
 
 // Progress lines for steps that take more than a moment (stderr, never stdout).
 void progress(const std::string& message);
+// No more progress lines: `compile --json` with an output on standard output, whose JSON
+// report is then stderr's only line.
+void silence_progress();
 
 extern const char* const kBatchHelp;  // --batch: the model's range and the machine's real limit
 

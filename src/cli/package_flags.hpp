@@ -18,4 +18,9 @@ void check_model_flags_match(const ModelOptions& model, const compiler::Executab
 void require_same(const std::string& package_path, const std::string& flag, const std::string& asked,
                   const std::string& built);
 
+// A machine of several chips (--machine) runs a pipeline package only: a one-chip
+// package next to it is Error(kExitUsage) naming the file, the flag and the chips.
+// Nothing for an empty path; a file that is no package fails as opening it says.
+void require_pipeline_package(const std::string& package_path, const std::string& machine_option);
+
 }  // namespace tilevit::cli

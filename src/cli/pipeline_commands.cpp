@@ -147,10 +147,13 @@ int compile_pipeline_command(const PipelineCompileRequest& r) {
   if (!r.write_plan.empty()) j["plan_written"] = r.write_plan;
   j["compile_seconds"] = since(t0);
   std::ostream& out = r.package_file == "-" ? std::cerr : std::cout;
-  if (r.json)
-    out << j.dump(1) << "\n";
-  else
-    print_pipeline(out, j);
+  if (r.json) {
+    out << (r.package_file == "-" ? j.dump() : j.dump(1)) << "\n";  // on stderr: its only line
+    return kExitOk;
+  }
+  print_pipeline(out, j);
+  if (!r.package_file.empty()) out << "package: " << r.package_file << "\n";  // as a one-chip compile
+  out << "package_sha256: " << j["package_sha256"].get<std::string>() << "\n";
   return kExitOk;
 }
 

@@ -70,7 +70,8 @@ std::string coverage_text(const CalibrationCoverage& c) {
     parts += (parts.empty() ? "" : ", ") + std::string("local copies ") + with_commas(c.local_copy_cycles);
   return "kernel cycles: " + percent_text(c.compute_cycles - c.uncalibrated_cycles, c.compute_cycles) +
          " calibrated of " + with_commas(c.compute_cycles) + (parts.empty() ? "" : " (uncalibrated: " + parts + ")") +
-         "; exchange and sync cycles come from machine rules, not counted here";
+         "; each step's slowest tile, as the modelled cycles (profile query: compute tile-cycles of all tiles); "
+         "exchange and sync cycles come from machine rules, not counted here";
 }
 
 std::optional<std::uint64_t> matrix_product_cycles(const target::MachineDescription& m, const KernelCall& call) {

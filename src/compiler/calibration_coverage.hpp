@@ -41,7 +41,8 @@ struct StepCoverage {
 StepCoverage slowest_tile_coverage(const target::MachineDescription& machine, const Superstep& step);
 
 // One line, e.g. "kernel cycles: 98.7% calibrated of 1,234,567 (uncalibrated:
-// attention_combine 12,345, attention_scores 3,456); exchange and sync ...".
+// attention_combine 12,345, attention_scores 3,456); each step's slowest tile, ...;
+// exchange and sync ...": not the compute tile-cycles of all tiles `profile query` counts.
 std::string coverage_text(const CalibrationCoverage& coverage);
 
 // The longest call of one kind for one operation (over tiles and supersteps; the loop body

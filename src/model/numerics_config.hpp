@@ -45,7 +45,7 @@ struct NumericsConfig {
   // Every GEMM FP8 with the same scale (the original's --fp8-scale S). Throws Error if
   // S is outside [-31, 31].
   static NumericsConfig uniform(int scale);
-  // Per-role scales that work for the real pretrained checkpoint (WORKLOAD.md):
+  // Per-role scales that work for the real pretrained checkpoint (docs/NUMERICS.md):
   // FP16 input projection, QKV -2, attention output -4, MLP up +1, down -1, MAP query -12,
   // KV -1, output and MLP up -5, MLP down -6.
   static NumericsConfig calibrated();

@@ -203,6 +203,12 @@ ContainerWriter encode_package(const Executable& executable) {
 }
 
 Executable decode_package(const Container& c) {
+  // Other files in the same container format: say what they are, not which section is missing.
+  if (c.find("machine") == nullptr && c.find("profile") != nullptr)
+    throw Error(c.name() + ": is a profile, not a package (read it with tilevit profile query, diff or render)",
+                kExitBadInput);
+  if (c.find("machine") == nullptr && c.find("system") != nullptr)
+    throw Error(c.name() + ": is a pipeline package (several chips), not a one-chip package", kExitBadInput);
   Executable out;
   const auto machine_bytes = c.payload(c.require("machine", 1));
   out.machine = target::parse_machine(

@@ -22,13 +22,16 @@ GroupBy group_by_from_string(const std::string& name) {
 
 namespace {
 
+// A compute sample's operation; a local copy alone has none (older profiles: "").
+std::string operation_of(const StepMeta& m) { return m.operation.empty() ? kLocalCopyOperation : m.operation; }
+
 std::string group_key(const Profile& p, const Sample& s, std::uint32_t tile, GroupBy g) {
   const StepMeta& m = p.meta[s.meta];
   switch (g) {
     case GroupBy::kind: return std::string(to_string(m.kind));
     case GroupBy::kernel: return m.kind == SampleKind::compute ? m.kernel : "(" + std::string(to_string(m.kind)) + ")";
     case GroupBy::operation:
-      return m.kind == SampleKind::compute ? m.operation : "(" + std::string(to_string(m.kind)) + ")";
+      return m.kind == SampleKind::compute ? operation_of(m) : "(" + std::string(to_string(m.kind)) + ")";
     case GroupBy::phase: return m.phase.empty() ? "(" + std::string(to_string(m.kind)) + ")" : m.phase;
     case GroupBy::tile: return "tile " + std::to_string(tile);
   }
@@ -221,7 +224,7 @@ DiffReport diff_profiles(const Profile& a, const Profile& b) {
       std::map<std::string, std::uint64_t> cycles;
       for (const auto& tile : p.samples)
         for (const Sample& s : tile)
-          if (p.meta[s.meta].kind == SampleKind::compute) cycles[p.meta[s.meta].operation] += s.end - s.start;
+          if (p.meta[s.meta].kind == SampleKind::compute) cycles[operation_of(p.meta[s.meta])] += s.end - s.start;
       return cycles;
     };
     std::map<std::string, OperationDiff> ops;

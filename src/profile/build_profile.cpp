@@ -208,6 +208,8 @@ class Recorder {
       note(shapes, dims_text(s.compute[i]));
     }
     if (d.copying[t]) note(kernels, "local copy");
+    // A tile that only copies within its SRAM (no kernel call) belongs to no graph operation.
+    if (d.copying[t] && ops.empty()) note(ops, kLocalCopyOperation);
     auto join = [](const std::vector<std::string>& list) {
       std::string out;
       for (const auto& x : list) out += (out.empty() ? "" : "+") + x;

@@ -26,6 +26,9 @@ std::string_view to_string(SampleKind kind);
 SampleKind sample_kind_from_string(std::string_view name);  // throws Error(kExitBadInput)
 
 inline constexpr std::uint32_t kNoStep = UINT32_MAX;
+// The operation of a compute sample whose tile only copies within its own SRAM (no kernel
+// call, so no graph operation); profiles written before it have "" there.
+inline constexpr const char* kLocalCopyOperation = "(local copy)";
 
 // What a sample is: shared by every tile that did the same thing in the same step.
 struct StepMeta {
@@ -34,7 +37,7 @@ struct StepMeta {
   std::int32_t layer = -1;       // encoder layer (loop iteration), -1 outside the loop
   std::string phase;             // superstep label, e.g. "layer.mlp_up"
   std::string kernel;            // compute: kernel name ("gemm_fp8"), "mixed" for several kinds
-  std::string operation;         // compute: graph operation name(s), joined by '+'
+  std::string operation;         // compute: graph operation name(s), joined by '+'; kLocalCopyOperation
   std::string shape;             // compute: kernel dims, e.g. "81x192x160" or "3 x 81x192x160"
   bool operator==(const StepMeta&) const = default;
 };

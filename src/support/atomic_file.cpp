@@ -120,6 +120,21 @@ void check_output_writable(const std::string& path) {
     throw Error(path + ": directory " + dir.string() + " is not writable", kExitResource);
 }
 
+void check_output_writable(const std::string& path, const std::string& created_dir) {
+  const auto normal = [](const fs::path& p) {  // absolute, "." and ".." resolved, no trailing separator
+    std::error_code ec;
+    fs::path n = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    if (!n.has_filename()) n = n.parent_path();
+    return ec ? fs::path() : n;
+  };
+  if (path != "-" && !path.empty() && !created_dir.empty()) {
+    std::error_code ec;
+    const fs::path dir = normal(fs::path(path)).parent_path();
+    if (!dir.empty() && !fs::exists(dir, ec) && dir == normal(created_dir)) return;
+  }
+  check_output_writable(path);
+}
+
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path == "-") return write_stream("standard output", std::cout, write);
   const std::string target = resolve_output_path(path);

@@ -25,6 +25,10 @@ void write_text_atomically(const std::string& path, const std::string& text);
 // Checks, before any long work, that `path` can be written: an existing directory, a
 // missing or unwritable parent directory -> Error(kExitResource) naming the path. "-" passes.
 void check_output_writable(const std::string& path);
+// The same, for a file the command writes into `created_dir` (e.g. run's --out), which it
+// creates first: a path directly in that directory passes while it does not exist yet
+// (creating it is checked, and reported, where it is created).
+void check_output_writable(const std::string& path, const std::string& created_dir);
 
 // `path` with every symlink of its last component followed (a dangling link resolves to
 // the file it names); other paths unchanged.

@@ -33,6 +33,8 @@ struct SystemSection {
 
 SystemSection read_system_section(const package::Container& c) {
   SystemSection out;
+  if (c.find("system") == nullptr && c.find("machine") != nullptr)
+    throw Error(c.name() + ": is a one-chip package, not a pipeline package (no \"system\" section)", kExitBadInput);
   const auto bytes = c.payload(c.require("system", 1));
   try {
     const nlohmann::json j = nlohmann::json::parse(reinterpret_cast<const char*>(bytes.data()),

@@ -69,14 +69,15 @@ inline std::string last_line(const std::string& text) {
   return p == std::string::npos ? t : t.substr(p + 1);
 }
 
-// A command that fails as a user sees it: exit `code`, the last line of stderr the
-// "tilevit: error: " line, holding every needle.
-inline void expect_error_line(const std::string& args, int code, std::initializer_list<std::string> needles) {
-  const auto r = run_tilevit(args);
+// Runs `args`, expects exit `code` and a last stderr line "tilevit: error: ..." holding
+// every needle; returns that line.
+inline std::string expect_error_line(const std::string& args, int code, std::initializer_list<std::string> needles) {
+  const CliResult r = run_tilevit(args);
   EXPECT_EQ(r.exit_code, code) << args << "\n" << r.err;
   const std::string line = last_line(r.err);
   EXPECT_EQ(line.rfind("tilevit: error: ", 0), 0u) << args << ": " << line;
   for (const auto& n : needles) EXPECT_NE(line.find(n), std::string::npos) << "missing '" << n << "' in: " << line;
+  return line;
 }
 
 // A fresh temporary directory for each test's files, removed after it.

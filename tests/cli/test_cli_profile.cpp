@@ -189,7 +189,7 @@ TEST(CliProfile, QueryGivesTheCalibratedShareOverallAndPerRow) {
   EXPECT_TRUE(combine);
   const auto text = run_tilevit("profile query " + out + "/profile.tvprof --group-by kernel");
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("kernel cycles: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("compute tile-cycles: "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("calibrated of "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("calibrated\n"), std::string::npos) << "the column header: " << text.out;
   // The attention_combine row reads 0.0% calibrated, the GEMM rows 100.0%.

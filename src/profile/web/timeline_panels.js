@@ -21,7 +21,7 @@
       ['selected', `${int(v.t0 - o)}\u2013${int(v.t1 - o)} (${int(v.t1 - v.t0)} cycles, ${us(v.t1 - v.t0)})`],
       ['cycles', `${int(r.span)} (${us(r.span)})`], ['clock', (r.clock_hz / 1e9).toFixed(3) + ' GHz'],
       ['machine', esc(r.machine)], ['model', esc(r.model || 'unknown')], ['plan', esc(r.plan || 'unknown')], ['package', sha],
-      ['kernel cycles calibrated', `<span id="calibrated-share" title="of the compute tile-cycles of every tile and iteration; exchange and sync come from machine rules">${
+      ['compute tile-cycles calibrated', `<span id="calibrated-share" title="of the compute tile-cycles of every tile and iteration; exchange and sync come from machine rules">${
         TV.percentText(r.tile_cycles[TV.K.compute] - r.uncalibrated_compute_cycles, r.tile_cycles[TV.K.compute])}</span>`],
       ['granularity', `${esc(r.granularity)}, ${r.iterations_in_detail >= r.loop[2] ? 'all' : r.iterations_in_detail} of ${r.loop[2]} iteration(s) in detail`],
       ['origin', v.origin === 'sync' ? `initial sync, cycle ${int(TV.firstSync)}` : 'cycle 0'],
