@@ -1,5 +1,7 @@
 // Machine files end to end: what a description may ask of the host is refused when the
 // file is read, one line naming the file and key, exit 3 (issue 34, item 13).
+#include <sys/resource.h>
+
 #include <fstream>
 
 #include "cli_runner.hpp"
@@ -35,6 +37,22 @@ TEST_F(MachineFile, SramTheHostModelCannotHoldIsRefusedAtTheFile) {
         << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(path("out"))) << "refused before the run made its directory";
+}
+
+// What the bound cannot foresee (a host with less memory, a ulimit) is a resource
+// problem, exit 4, not an internal error (70).
+TEST_F(MachineFile, TileMemoryTheHostCannotMapIsAResourceError) {
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_AS, &before), 0);
+  rlimit limited = before;
+  limited.rlim_cur = std::min<rlim_t>(before.rlim_max, rlim_t{700} << 20);  // the C600's SRAM is 897 MiB
+  ASSERT_EQ(::setrlimit(RLIMIT_AS, &limited), 0);
+  const auto r = run_tilevit("run --preset small --layers 1 --inferences 1 --no-profile --optimization-steps 0 --threads 1 "
+                             "--out " + path("out"));
+  ::setrlimit(RLIMIT_AS, &before);
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(last_line(r.err).find("device: cannot map 940666880 B of tile memory for 1472 tiles"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace
