@@ -115,14 +115,22 @@ struct SweepCommand {
     return kExitOk;
   }
 
+  // The summary; exit 1 when no point of the directory compiled and some failed.
   int report(const sweep::SweepDirectory& d, const sweep::RunSummary& s, const json& merged) const {
     print(json{{"out", d.path()},
                {"evaluated", s.evaluated},
                {"skipped", s.skipped},
+               {"failed", s.failed},
                {"seconds", s.seconds},
                {"point_seconds_median", median(s.point_seconds)},
                {"merged", merged}});
-    return kExitOk;
+    return every_point_failed(merged) ? kExitFailure : kExitOk;
+  }
+
+  static bool every_point_failed(const json& counts) {
+    if (counts["ok"] != 0 || counts["failed"] == 0) return false;
+    progress("sweep: every point failed (" + counts["failed"].dump() + "): see their records' error messages");
+    return true;
   }
 
   int run_slurm(const sweep::SweepDirectory& d) const {
@@ -140,7 +148,7 @@ struct SweepCommand {
                          {"array_script", jobs.array_script}, {"merge_script", jobs.merge_script}}}};
     if (wait) j["merged"] = merged_counts(d);
     print(j);
-    return kExitOk;
+    return wait && every_point_failed(j["merged"]) ? kExitFailure : kExitOk;
   }
 
   // What the merge job found, read back from the point records it merged.
@@ -161,14 +169,38 @@ struct SweepCommand {
       const sweep::RunSummary s = sweep::run_points(
           d, sweep::strided_indices(d.point_count(), world.rank(), world.size()), run_options(prefix));
       world.barrier();
+      const sweep::RunSummary all = summary_over_ranks(world, s);
       if (world.rank() != 0) return kExitOk;
       json merged = merge_and_report(d);
       merged["ranks"] = world.size();
-      return report(d, s, merged);
+      return report(d, all, merged);
     } catch (const Error& e) {
       std::cerr << "tilevit: error: rank " << world.rank() << ": " << e.what() << "\n";
       world.abort(e.exit_code());
     }
+  }
+
+  // Rank 0's summary of every rank's points (the others send theirs to it); the wall
+  // time is rank 0's, which ends last (after the barrier).
+  static sweep::RunSummary summary_over_ranks(const mpi::World& world, const sweep::RunSummary& own) {
+    constexpr int kCountsTag = 31, kSecondsTag = 32;
+    std::uint64_t counts[4] = {own.evaluated, own.skipped, own.failed, own.point_seconds.size()};
+    if (world.rank() != 0) {
+      world.send(0, kCountsTag, counts, sizeof counts);
+      world.send(0, kSecondsTag, own.point_seconds.data(), own.point_seconds.size() * sizeof(double));
+      return own;
+    }
+    sweep::RunSummary all = own;
+    for (int r = 1; r < world.size(); ++r) {
+      world.receive(r, kCountsTag, counts, sizeof counts);
+      std::vector<double> seconds(counts[3]);
+      world.receive(r, kSecondsTag, seconds.data(), seconds.size() * sizeof(double));
+      all.evaluated += counts[0];
+      all.skipped += counts[1];
+      all.failed += counts[2];
+      all.point_seconds.insert(all.point_seconds.end(), seconds.begin(), seconds.end());
+    }
+    return all;
   }
 
   void print(const json& j) const {

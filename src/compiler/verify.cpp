@@ -6,6 +6,7 @@
 
 #include "compiler/program_walk.hpp"
 #include "compiler/verify_schedule.hpp"
+#include "numerics/fp8.hpp"
 #include "support/utf8.hpp"
 
 namespace tilevit::compiler {
@@ -187,6 +188,11 @@ struct Checker {
              std::to_string(c.dims[i]) + " is outside 1.." + std::to_string(m.sram_size));
         return false;
       }
+    if (c.scale < numerics::kMinFp8Scale || c.scale > numerics::kMaxFp8Scale) {  // 0 for kinds without one
+      fail(where(c.tile, step) + ": " + info.name + " FP8 scale " + std::to_string(c.scale) + " is outside [" +
+           std::to_string(numerics::kMinFp8Scale) + ", " + std::to_string(numerics::kMaxFp8Scale) + "]");
+      return false;
+    }
     if (c.operands.size() != info.operands().size()) {
       std::string names;
       for (const OperandSpec& o : info.operands()) names += (names.empty() ? "" : ", ") + std::string(o.name);

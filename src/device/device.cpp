@@ -66,7 +66,10 @@ TileMemory::TileMemory(std::uint32_t tiles, std::uint32_t bytes_per_tile)
     : tiles_(tiles), bytes_per_tile_(bytes_per_tile), stride_(stride_for(bytes_per_tile)) {
   mapped_ = std::max<std::size_t>(std::size_t(tiles) * stride_, 1);
   void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw Error("device: cannot map " + std::to_string(mapped_) + " B of tile memory", kExitInternal);
+  if (p == MAP_FAILED)  // the host's memory or address-space limit: a resource problem, not a bug
+    throw Error("device: cannot map " + std::to_string(mapped_) + " B of tile memory for " + std::to_string(tiles) +
+                    " tiles: the host lacks the memory (or a limit such as ulimit -v refuses it)",
+                kExitResource);
   madvise(p, mapped_, MADV_HUGEPAGE);  // a hint: without it (or THP off) only slower
   base_ = static_cast<std::uint8_t*>(p);
 }

@@ -32,6 +32,16 @@ json parse_object(const std::string& text, const std::string& file) {
   return j;
 }
 
+// The model's own check of what a file set (ViTConfig::validate, a command-line check that
+// exits 2): here its failure is the file's, exit 3, after `where` (the file or field).
+void validate_from(const model::ViTConfig& c, const std::string& where) {
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what(), kExitBadInput);
+  }
+}
+
 // The keys of one JSON object, read with bounds; errors name file and key path.
 class Fields {
  public:
@@ -165,7 +175,7 @@ model::ViTConfig parse_hf_config(const std::string& text, const std::string& fil
   if (registers) c.register_tokens = v.integer("num_register_tokens", 4, 0, 64);
   if (family == Family::siglip && !v.boolean("vision_use_head", true)) c.pooling = model::Pooling::tokens;
   if (family == Family::clip) c.projection_dim = (nested ? top : v).integer("projection_dim", 512, 1, 65536);
-  c.validate();
+  validate_from(c, file);
   return c;
 }
 
@@ -238,10 +248,17 @@ void apply_preprocessor_config(const std::string& text, const std::string& file,
   const bool normalize = f.boolean("do_normalize", true);
   p.mean = normalize ? channel_values(f, "image_mean", 0.5f) : std::array<float, 3>{0, 0, 0};
   p.std = normalize ? channel_values(f, "image_std", 0.5f) : std::array<float, 3>{1, 1, 1};
-  if (crop < c.patch) throw Error(f.field(p.center_crop ? "crop_size" : "size") + ": smaller than one patch");
+  for (int i = 0; i < 3; ++i) {
+    if (!(p.std[i] > 0.0f && p.std[i] < 1e30f))
+      throw Error(f.field("image_std") + ": " + std::to_string(p.std[i]) + " is not a positive finite number");
+    if (!(p.mean[i] > -1e30f && p.mean[i] < 1e30f))
+      throw Error(f.field("image_mean") + ": " + std::to_string(p.mean[i]) + " is not a finite number");
+  }
+  const char* crop_key = p.center_crop ? "crop_size" : "size";
+  if (crop < c.patch) throw Error(f.field(crop_key) + ": smaller than one patch");
   c.image_size = crop / c.patch * c.patch;
   if (p.center_crop && c.image_size == crop) p.crop_size = 0;  // the crop is the model's input
-  c.validate();
+  validate_from(c, f.field(crop_key) + ": " + std::to_string(crop) + " does not suit the model");
 }
 
 std::map<std::string, std::string> parse_safetensors_index(const std::string& text, const std::string& file) {

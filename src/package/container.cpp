@@ -324,4 +324,18 @@ ByteReader Container::reader(const Section& section) const {
 
 std::string Container::sha256_hex() const { return package::sha256_hex(data_); }
 
+std::vector<std::byte> with_sections_rewritten(std::vector<std::byte> bytes,
+                                               const std::function<void(const std::string&, std::string&)>& edit) {
+  const Container original = Container::from_bytes(std::move(bytes), "original");
+  ContainerWriter w;
+  for (const Section& s : original.sections()) {
+    const auto payload = original.payload(s);
+    std::string text(reinterpret_cast<const char*>(payload.data()), payload.size());
+    edit(s.name, text);
+    const auto* p = reinterpret_cast<const std::byte*>(text.data());
+    w.add_section(s.name, s.version, std::vector<std::byte>(p, p + text.size()));
+  }
+  return w.bytes();
+}
+
 }  // namespace tilevit::package

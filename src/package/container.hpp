@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -106,5 +107,11 @@ class Container {
   std::uint32_t flags_ = 0;
   std::vector<Section> sections_;
 };
+
+// The container `bytes` written again with each section's payload passed through
+// `edit(name, payload)` (as bytes in a string) and every hash recomputed: what tests and
+// tools/rebuild_fuzz_fixtures use to reach a decoder's checks behind the SHA-256 ones.
+std::vector<std::byte> with_sections_rewritten(std::vector<std::byte> bytes,
+                                               const std::function<void(const std::string&, std::string&)>& edit);
 
 }  // namespace tilevit::package

@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/plan.hpp"
+#include "model/config.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
+#include "target/machine.hpp"
 
 namespace tilevit::sweep {
 namespace {
@@ -84,6 +86,15 @@ std::vector<AxisValue> range_values(const json& r, const KeyBounds& b, const std
   return values;
 }
 
+// A preset name is checked here, so that a typo is the spec's error before any point runs.
+void check_preset(const std::string& name, const std::string& where) {
+  try {
+    (void)model::ViTConfig::preset(name);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+}
+
 std::vector<AxisValue> list_values(const json& list, const KeyBounds& b, const std::string& where) {
   if (list.empty()) throw Error(where + ": empty range (no values)");
   if (list.size() > kMaxAxisValues) throw Error(where + ": more than " + std::to_string(kMaxAxisValues) + " values");
@@ -94,6 +105,7 @@ std::vector<AxisValue> list_values(const json& list, const KeyBounds& b, const s
       if (!list[i].is_string() || list[i].get<std::string>().empty() || list[i].get<std::string>().size() > 256)
         throw Error(at + ": expected a name (a short string), not " + list[i].dump());
       values.emplace_back(list[i].get<std::string>());
+      check_preset(list[i].get<std::string>(), at);
     } else {
       values.emplace_back(whole_number(list[i], b.min, b.max, at));
     }
@@ -138,6 +150,28 @@ std::string machine_field(const json& v, const std::string& source, const std::s
       .string();
 }
 
+// JSON text with every object's keys distinct: nlohmann keeps the last of equal keys,
+// which would silently drop a value the spec gives.
+json parse_without_duplicate_keys(const std::string& text, const std::string& source) {
+  std::vector<std::vector<std::string>> open;  // the keys of each open object, innermost last
+  const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open.emplace_back();
+    if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
+    if (event == json::parse_event_t::key && !open.empty()) {
+      const std::string key = parsed.get<std::string>();
+      if (std::find(open.back().begin(), open.back().end(), key) != open.back().end())
+        throw Error(source + ": key \"" + key + "\" appears twice in one object");
+      open.back().push_back(key);
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, check);
+  } catch (const json::exception& e) {
+    throw Error(source + ": not a sweep spec (" + std::string(e.what()) + ")");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> sweep_keys() {
@@ -157,12 +191,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source, c
   if (text.size() > kMaxSpecBytes)
     throw Error(source + ": " + std::to_string(text.size()) + " B is larger than a sweep spec can be (" +
                 std::to_string(kMaxSpecBytes) + " B)");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(source + ": not a sweep spec (" + std::string(e.what()) + ")");
-  }
+  const json j = parse_without_duplicate_keys(text, source);
   if (!j.is_object()) throw Error(source + ": expected a JSON object");
   for (const auto& item : j.items())
     if (item.key() != "tilevit_sweep" && item.key() != "machine" && item.key() != "axes" &&
@@ -201,7 +230,17 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& source, c
 
 SweepSpec read_sweep_spec(const std::string& path) {
   const std::string text = read_text_file(path, kMaxSpecBytes);
-  return parse_sweep_spec(text, path, std::filesystem::path(path).parent_path().string());
+  SweepSpec spec = parse_sweep_spec(text, path, std::filesystem::path(path).parent_path().string());
+  (void)base_machine(spec, path);  // a missing, invalid or multi-chip machine is the spec's error
+  return spec;
+}
+
+target::MachineDescription base_machine(const SweepSpec& spec, const std::string& source) {
+  target::MachineDescription machine = target::machine_from_option(spec.machine);
+  if (machine.system.chips > 1)
+    throw Error(source + ": machine: \"" + spec.machine + "\" is a system of " + std::to_string(machine.system.chips) +
+                " chips; a sweep costs one chip (compile and run cost a pipeline over several chips: docs/SCALE_OUT.md)");
+  return machine;
 }
 
 json to_json(const SweepSpec& spec) {

@@ -44,8 +44,11 @@ std::vector<std::string> sweep_keys();
 // Parses and checks `text`; `source` prefixes every error ("<source>: axes.tiles: ...").
 // A relative machine file is taken relative to `base_directory`. Throws Error(kExitBadInput).
 SweepSpec parse_sweep_spec(const std::string& text, const std::string& source, const std::string& base_directory);
-// Reads `path` (at most kMaxSpecBytes) and parses it.
+// Reads `path` (at most kMaxSpecBytes), parses it and checks its base machine.
 SweepSpec read_sweep_spec(const std::string& path);
+// The spec's base machine, read; a system of several chips is refused (Error naming
+// `source` and the machine, kExitBadInput): a sweep costs one chip.
+target::MachineDescription base_machine(const SweepSpec& spec, const std::string& source);
 
 // The spec as canonical JSON (axes as explicit value lists): parse_sweep_spec of its dump
 // gives the same spec. What a sweep directory keeps as spec.json.

@@ -18,13 +18,25 @@ namespace fs = std::filesystem;
 SweepDirectory::SweepDirectory(std::string dir, SweepSpec spec)
     : dir_(std::move(dir)),
       spec_(std::move(spec)),
-      base_(target::machine_from_option(spec_.machine)),
+      base_(base_machine(spec_, (fs::path(dir_) / "spec.json").string())),
       base_text_(target::to_text(base_)) {}
 
 SweepDirectory SweepDirectory::create(const std::string& dir, const SweepSpec& spec) {
   SweepDirectory d(dir, spec);  // reads the base machine before anything is written
+  const std::string path = (fs::path(dir) / "spec.json").string();
+  const nlohmann::json canonical = to_json(spec);
+  if (fs::exists(path)) {  // a rerun of the same spec goes on; another spec's points are not mixed in
+    bool same = false;
+    try {
+      same = to_json(parse_sweep_spec(read_text_file(path, kMaxSpecBytes), path, "")) == canonical;
+    } catch (const Error&) {  // damaged: not this spec's directory either
+    }
+    if (!same)
+      throw Error(dir + ": holds another sweep spec's points (" + path +
+                      " differs from this spec): give a new --out, or remove the directory");
+  }
   fs::create_directories(fs::path(dir) / "points");
-  write_text_atomically((fs::path(dir) / "spec.json").string(), to_json(spec).dump(1) + "\n");
+  write_text_atomically(path, canonical.dump(1) + "\n");
   return d;
 }
 

@@ -22,7 +22,8 @@ inline constexpr std::size_t kMaxPointFileBytes = 1 << 20;
 class SweepDirectory {
  public:
   // Creates `dir` and dir/points as needed and writes spec.json for `spec`; a directory
-  // holding another spec takes the new one (points of equal id are still reused).
+  // whose spec.json is another spec (or unreadable) is refused (Error(kExitBadInput)
+  // naming it), so that one directory never mixes two specs' points.
   static SweepDirectory create(const std::string& dir, const SweepSpec& spec);
   // Reads dir/spec.json (Error(kExitBadInput) naming it when missing or invalid).
   static SweepDirectory open(const std::string& dir);

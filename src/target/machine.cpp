@@ -154,6 +154,10 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
     r.finish();
     if (static_cast<std::uint64_t>(m.sram_base) + m.sram_size > (1ULL << 32))
       r.fail(r.line_of("sram_size"), "sram_size", "SRAM ends beyond the 32-bit address space");
+    if (std::uint64_t{m.tiles} * m.sram_size > kMaxChipSramBytes)
+      r.fail(r.line_of("sram_size"), "sram_size",
+             std::to_string(m.tiles) + " tiles x " + std::to_string(m.sram_size) +
+                 " B is more SRAM than the host model of a chip holds (" + std::to_string(kMaxChipSramBytes) + " B, 4 GiB)");
     require_power_of_two(r, "vector_alignment", m.vector_alignment);
     require_power_of_two(r, "matrix_alignment", m.matrix_alignment);
   }

@@ -13,6 +13,10 @@
 
 namespace tilevit::target {
 
+// The most SRAM one chip may have, tiles x sram_size: the device model maps a chip's SRAM
+// on the host (docs/MACHINE_FORMAT.md, [memory]); the C600 has 897 MiB.
+inline constexpr std::uint64_t kMaxChipSramBytes = std::uint64_t{4} << 30;
+
 // One contiguous memory region of a tile's SRAM: [start, end).
 struct MemoryRegion {
   std::string name;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,25 @@ std::string with_file(std::string command, const std::string& path) {
   return command;
 }
 
+// The message of each package and profile reproducer's own site (the check its fix added).
+const std::map<std::string, std::string> kSites = {
+    {"pkg_float_int.tvpkg", "section \"model\": config.layers: expected an integer in [-2147483648, 2147483647], got 1e+300"},
+    {"pkg_heads_overflow.tvpkg", "model config small: heads = 1073741824: heads x head_dim must equal width"},
+    {"pkg_heads_wrap.tvpkg", "model config small: heads = 536870914: heads x head_dim must equal width"},
+    {"pkg_machine_divzero.tvpkg", "[region standard] element_bytes: value 0x80000000 is out of range [1, 65536]"},
+    {"pkg_huge_wave.tvpkg", "superstep 0 declares 4294967295 exchange waves, its transfers use 1"},
+    {"pkg_kernel_tile.tvpkg", "superstep 0: kernel on tile 1000"},
+    {"min_package_P1_kernel_tile.tvpkg", ": kernel on tile 16"},
+    {"pkg_xfer_tile.tvpkg", "superstep 0: transfer with an invalid source tile"},
+    {"min_package_P1_src_tile.tvpkg", "superstep 0: transfer with an invalid source tile"},
+    {"min_package_P1_dst_tile.tvpkg", "superstep 0: transfer to tile 16"},
+    {"pkg_gemm_dims.tvpkg", "gemm_fp8 dim rows = 4294967295 is outside 1..638976"},
+    {"min_package_P2_cast.tvpkg", "cast_fp8 FP8 scale 2147483640 is outside [-31, 31]"},
+    {"pkg_overlap_16000.tvpkg", "\"image.patches\" and \"image.patches\" overlap in address while both live"},
+    {"prof_float_u32.tvprof", "machine.flop_per_cycle_fp8: expected an integer in [0, 4294967295], got 1e+300"},
+    {"min_profile_U1.tvprof", "iterations_in_detail: expected an integer in [0, 4294967295], got 1.9223372036854776e+19"},
+};
+
 class FuzzFinding : public test_support::CliTest, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(FuzzFinding, IsRejectedInOneLine) {
@@ -74,6 +94,19 @@ TEST_P(FuzzFinding, IsRejectedInOneLine) {
   }
 }
 
+// Issue 34, item 20: every command stops at a rebuilt reproducer's own site.
+class RebuiltFinding : public FuzzFinding {};
+
+TEST_P(RebuiltFinding, ReachesItsOwnSite) {
+  const auto site = kSites.find(GetParam());
+  ASSERT_NE(site, kSites.end()) << GetParam() << ": add its site's message to kSites";
+  const std::string path = kFindings + "/" + GetParam();
+  for (const std::string& command : commands_for(GetParam(), dir_.string())) {
+    const auto r = run_tilevit(with_file(command, path));
+    EXPECT_NE((r.out + r.err).find(site->second), std::string::npos) << command << " -> " << r.err << r.out.substr(0, 400);
+  }
+}
+
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;
   std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
@@ -81,5 +114,13 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FuzzFinding, ::testing::ValuesIn(finding_names()), test_name);
+
+std::vector<std::string> container_names() {
+  std::vector<std::string> names = finding_names();
+  std::erase_if(names, [](const std::string& n) { return !n.ends_with(".tvpkg") && !n.ends_with(".tvprof"); });
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, RebuiltFinding, ::testing::ValuesIn(container_names()), test_name);
 
 }  // namespace

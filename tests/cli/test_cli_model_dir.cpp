@@ -1,6 +1,8 @@
 // --model DIR end to end: export-weights writes a checkpoint directory, reference reads
 // it back to the preset's outputs; compile and run from it on the device model;
 // --output-layer shapes.
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.hpp"
 #include "formats/npy.hpp"
 
@@ -75,6 +77,25 @@ TEST_F(ModelDir, MissingFilesAreNamed) {
   EXPECT_NE(last_line(m.err).find("preprocessor_config.json: file"), std::string::npos) << m.err;
   const auto both = run_tilevit("reference --model " + dir + " --preset small");
   EXPECT_EQ(both.exit_code, 2);
+}
+
+// Issue 34, item 14: a preprocessor_config.json value the model cannot take is the
+// file's error: exit 3, one line naming the file and the field.
+TEST_F(ModelDir, PreprocessorConfigErrorsNameTheFileAndFieldAndExit3) {
+  const std::string dir = path("small");
+  ASSERT_EQ(run_tilevit("export-weights " + dir + " --preset small").exit_code, 0);
+  const std::string file = dir + "/preprocessor_config.json";
+  const nlohmann::json good = nlohmann::json::parse(test_support::read_all(file));
+  const std::pair<const char*, nlohmann::json> cases[] = {{"size", 99}, {"image_std", 0}};
+  for (const auto& [key, value] : cases) {
+    nlohmann::json bad = good;
+    bad[key] = value;
+    std::ofstream(file) << bad.dump();
+    const auto r = run_tilevit("reference --fp32-only --model " + dir);
+    EXPECT_EQ(r.exit_code, 3) << key << ": " << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_NE(r.err.find(file + ": " + key + ": "), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace

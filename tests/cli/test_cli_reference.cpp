@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <vector>
@@ -27,6 +29,24 @@ class ReferenceCli : public test_support::CliTest {
   const std::string fixtures_ = TILEVIT_FIXTURES;
 };
 }  // namespace
+
+// Issue 34, item 19: libgomp's idle workers spun for milliseconds after every parallel
+// loop, so a small model on a loaded machine paid for the spinning, not for its work.
+// The binary runs with OMP_WAIT_POLICY=passive (libgomp shows GOMP_SPINCOUNT 0) unless
+// the user chose a policy.
+TEST_F(ReferenceCli, IdleOpenMpWorkersSleepUnlessTheUserChoseAPolicy) {
+  ::setenv("OMP_DISPLAY_ENV", "verbose", 1);
+  const auto ours = run_tilevit("reference --preset small --layers 1 --threads 2 --fp32-only");
+  ::setenv("OMP_WAIT_POLICY", "active", 1);
+  const auto theirs = run_tilevit("reference --preset small --layers 1 --threads 2 --fp32-only");
+  ::unsetenv("OMP_WAIT_POLICY");
+  ::unsetenv("OMP_DISPLAY_ENV");
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  EXPECT_NE(ours.err.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << ours.err;
+  EXPECT_NE(ours.out.find("FP32 reference: "), std::string::npos) << ours.out;
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  EXPECT_NE(theirs.err.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << theirs.err;
+}
 
 TEST_F(ReferenceCli, SmallModelJsonReport) {
   const auto r = run_tilevit("reference --preset small --batch 2 --json --save-fp32 " + path("f.npy") +

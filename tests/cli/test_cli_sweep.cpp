@@ -101,6 +101,68 @@ TEST(CliSweep, SlurmWithoutSbatchIsOneLineExit4) {
   EXPECT_NE(r.err.find("sbatch is not on PATH"), std::string::npos) << r.err;
 }
 
+// Issue 34, item 8: a spec's mistakes are the spec's errors, before any point runs.
+TEST(CliSweep, APresetTypoIsASpecErrorBeforeAnyPointRuns) {
+  const std::string dir = fresh("typo");
+  const auto r = run_tilevit("sweep " + write(dir + "/t.json", R"({"tilevit_sweep": 1, "machine": "test16",
+      "axes": {"preset": ["small", "smal"]}})") + " --out " + dir + "/t");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_NE(r.err.find("t.json: axes.preset[1]: unknown model preset \"smal\""), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/t")) << "no point ran, nothing was written";
+}
+
+TEST(CliSweep, DuplicateKeysInASpecAreRefused) {
+  const std::string dir = fresh("dup");
+  const auto r = run_tilevit("sweep " + write(dir + "/d.json", R"({"tilevit_sweep": 1, "machine": "test16",
+      "axes": {"batch": [1], "batch": [2]}})") + " --out " + dir + "/d");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_NE(r.err.find("d.json: key \"batch\" appears twice"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/d"));
+}
+
+TEST(CliSweep, ASweepWhereEveryPointFailedExits1) {
+  const std::string dir = fresh("allfail");
+  const std::string spec = write(dir + "/f.json", R"({"tilevit_sweep": 1, "machine": "test16",
+      "axes": {"preset": ["small"], "layers": [1], "batch": [1, 2], "sram_size": [163840]}})");
+  const auto r = run_tilevit("sweep " + spec + " --out " + dir + "/f --json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["merged"]["failed"], 2);
+  EXPECT_NE(r.err.find("every point failed (2)"), std::string::npos) << r.err;
+  EXPECT_EQ(run_tilevit("sweep " + spec + " --out " + dir + "/f").exit_code, 1) << "a rerun finds them failed still";
+}
+
+TEST(CliSweep, AnotherSpecIntoAnExistingOutIsRefusedNotMerged) {
+  const std::string dir = fresh("other");
+  ASSERT_EQ(run_tilevit("sweep " + kFixture + " --out " + dir + "/s").exit_code, 0);
+  const auto r = run_tilevit("sweep " + write(dir + "/o.json", R"({"tilevit_sweep": 1, "machine": "test16",
+      "axes": {"preset": ["small"], "layers": [1]}})") + " --out " + dir + "/s");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_NE(r.err.find(dir + "/s: holds another sweep spec's points"), std::string::npos) << r.err;
+  const auto kept = run_tilevit("sweep merge " + dir + "/s --json");
+  EXPECT_EQ(nlohmann::json::parse(kept.out)["merged"]["points"], 32) << "the directory is the first spec's still";
+}
+
+// Issue 34, item 2: a system of several chips is not costed as one of its chips.
+TEST(CliSweep, AMultiChipMachineIsRefusedNotCostedAsOneChip) {
+  const std::string dir = fresh("chips");
+  const auto named = run_tilevit("sweep " + write(dir + "/n.json", R"({"tilevit_sweep": 1, "machine": "test16x2",
+      "axes": {"preset": ["siglip2-tiny"]}})") + " --out " + dir + "/n");
+  EXPECT_EQ(named.exit_code, 3) << named.err;
+  EXPECT_EQ(named.err_lines(), 1) << named.err;
+  EXPECT_NE(named.err.find("n.json: machine: \"test16x2\" is a system of 2 chips; a sweep costs one chip"),
+            std::string::npos) << named.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/n"));
+  const auto text = run_tilevit("machine --machine test16x2");
+  std::ofstream(dir + "/two.machine") << text.out.substr(0, text.out.find("\n# derived"));
+  const auto file = run_tilevit("sweep " + write(dir + "/f.json", R"({"tilevit_sweep": 1, "machine": "two.machine",
+      "axes": {"preset": ["siglip2-tiny"]}})") + " --out " + dir + "/f");
+  EXPECT_EQ(file.exit_code, 3) << file.err;
+  EXPECT_NE(file.err.find("two.machine\" is a system of 2 chips"), std::string::npos) << file.err;
+}
+
 TEST(CliSweep, HelpShowsExamples) {
   const auto r = run_tilevit("sweep --help");
   EXPECT_EQ(r.exit_code, 0);

@@ -97,6 +97,9 @@ std::vector<ProgramMutation> placement_and_exchange_mutations() {
        "operand 2 (out) writes the resident weight"},
       {"loop past the program", [](P& p) { p.loop_end = static_cast<std::uint32_t>(p.steps.size()) + 1; },
        "do not fit the program"},
+      // Fuzz finding P2 (issue 34 rebuilt it): the device refused the scale only when it ran.
+      {"FP8 cast scale outside the format", [](P& p) { first_call(p, compiler::KernelKind::cast_fp8).scale = 0x7ffffff8; },
+       "cast_fp8 FP8 scale 2147483640 is outside [-31, 31]"},
   };
 }
 

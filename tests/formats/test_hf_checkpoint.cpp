@@ -102,6 +102,23 @@ TEST(HfConfig, BadConfigsNameFileAndField) {
   EXPECT_THROW(model::ViTConfig::preset("dinov2-g"), Error);
 }
 
+// Issue 34, item 14: what the model refuses in a preprocessor config is the file's error
+// (exit 3, error_of checks it), naming the file and the field.
+TEST(HfConfig, PreprocessorValuesTheModelRefusesNameTheFileAndFieldAndExit3) {
+  const auto apply = [](const std::string& fields) {
+    model::ViTConfig c = model::ViTConfig::so400m();
+    c.position_grid = 27;  // as config.json's image_size 384 sets it
+    formats::apply_preprocessor_config("{" + fields + "}", "dir/preprocessor_config.json", c);
+  };
+  const std::string size = error_of([&] { apply(R"("size": {"height": 99, "width": 99})"); });
+  EXPECT_EQ(size.rfind("dir/preprocessor_config.json: size: 99 does not suit the model: ", 0), 0u) << size;
+  EXPECT_NE(size.find("position table is 27x27"), std::string::npos) << size;
+  EXPECT_EQ(error_of([&] { apply(R"("size": {"height": 384, "width": 384}, "image_std": 0)"); }),
+            "dir/preprocessor_config.json: image_std: 0.000000 is not a positive finite number");
+  EXPECT_NE(error_of([&] { apply(R"("size": 384, "image_std": [0.5, -1, 0.5])"); }).find("preprocessor_config.json: image_std: "),
+            std::string::npos);
+}
+
 TEST(HfCheckpoint, ExportedDirectoriesReloadToTheSameModel) {
   for (const std::string preset : {"small", "clip-tiny", "dinov2-reg-tiny", "vit-tiny"}) {
     for (int shards : {1, 3}) {

@@ -12,16 +12,9 @@ namespace tilevit::test_support {
 
 template <typename Edit>
 std::vector<std::byte> with_section_edited(std::vector<std::byte> bytes, const std::string& name, Edit edit) {
-  const auto original = package::Container::from_bytes(std::move(bytes), "original");
-  package::ContainerWriter w;
-  for (const auto& s : original.sections()) {
-    const auto payload = original.payload(s);
-    std::string text(reinterpret_cast<const char*>(payload.data()), payload.size());
-    if (s.name == name) edit(text);
-    const auto* p = reinterpret_cast<const std::byte*>(text.data());
-    w.add_section(s.name, s.version, std::vector<std::byte>(p, p + text.size()));
-  }
-  return w.bytes();
+  return package::with_sections_rewritten(std::move(bytes), [&](const std::string& section, std::string& text) {
+    if (section == name) edit(text);
+  });
 }
 
 // Replaces the first `from` in `text` (which must hold it) by `to`.

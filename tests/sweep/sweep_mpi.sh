@@ -14,6 +14,8 @@ write_spec "$work/spec.json" 12
 mpirun --oversubscribe -np 2 "$tilevit" sweep "$work/spec.json" --out "$work/mpi" --mpi --threads 1 --json \
   >"$work/mpi.json" 2>"$work/mpi.err" || { cat "$work/mpi.err" >&2; fail "mpirun exited with $?"; }
 grep -q '"ranks": 2' "$work/mpi.json" || fail "rank 0's summary does not say 2 ranks: $(cat "$work/mpi.json")"
+# The summary counts every rank's points, not rank 0's (issue 34, item 8).
+grep -q '"evaluated": 12' "$work/mpi.json" || fail "the summary does not count all 12 points: $(cat "$work/mpi.json")"
 for rank in 0 1; do
   grep -q "rank $rank of 2: point" "$work/mpi.err" || fail "rank $rank evaluated no point"
 done

@@ -46,13 +46,18 @@ TEST(SweepEvaluate, APointThatDoesNotFitIsRecordedNotThrown) {
   EXPECT_FALSE(r.contains("estimated_cycles"));
 }
 
-TEST(SweepEvaluate, AnUnknownPresetIsRecordedWithItsExitCode) {
-  const SweepDirectory d = test::small_sweep(
-      test::fresh_dir("eval_preset"), R"({"tilevit_sweep": 1, "machine": "test16", "axes": {"preset": ["nope"]}})");
-  const nlohmann::json r = evaluate_point(d.spec(), d.base(), d.point(0), {});
-  EXPECT_EQ(r["status"], "failed");
-  EXPECT_EQ(r["error"]["exit_code"], kExitUsage);
-  EXPECT_NE(r["error"]["message"].get<std::string>().find("unknown model preset \"nope\""), std::string::npos);
+TEST(SweepDirectory, AnotherSpecIsRefusedAndTheSameSpecReopens) {
+  const std::string dir = test::fresh_dir("dir_other");
+  const SweepDirectory d = test::small_sweep(dir);
+  EXPECT_EQ(test::small_sweep(dir).point_count(), d.point_count()) << "the same spec again: a rerun";
+  try {
+    test::small_sweep(dir, R"({"tilevit_sweep": 1, "machine": "test16", "axes": {"batch": [1]}})");
+    ADD_FAILURE() << "another spec was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find(dir + ": holds another sweep spec's points"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(SweepDirectory::open(dir).point_count(), 8u) << "spec.json is the first spec's";
 }
 
 TEST(SweepEvaluate, ADeviceRunChecksTheEmbeddingAgainstFp32) {

@@ -85,6 +85,36 @@ TEST(SweepSpec, ValuesAreChecked) {
   EXPECT_NE(error_of("{").find("not a sweep spec"), std::string::npos);
 }
 
+TEST(SweepSpec, APresetTypoIsTheSpecsError) {
+  const std::string e = error_of(spec_with_axes(R"("preset": ["small", "smal"])"));
+  EXPECT_NE(e.find("spec.json: axes.preset[1]: unknown model preset \"smal\" (expected one of"), std::string::npos) << e;
+  EXPECT_NE(error_of(spec_with_axes(R"("preset": ["dinov2-g"])")).find("axes.preset[0]: model preset \"dinov2-g\""),
+            std::string::npos);
+}
+
+TEST(SweepSpec, DuplicateKeysAreRefusedAtEveryLevel) {
+  EXPECT_NE(error_of(R"({"tilevit_sweep": 1, "axes": {}, "seed": 1, "seed": 2})").find("key \"seed\" appears twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(spec_with_axes(R"("batch": [1], "batch": [2])")).find("key \"batch\" appears twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(spec_with_axes(R"("batch": {"from": 1, "to": 2, "step": 1, "to": 3})")).find("key \"to\""),
+            std::string::npos);
+  EXPECT_EQ(error_of(spec_with_axes(R"("batch": {"from": 1, "to": 2, "step": 1}, "layers": {"from": 1, "to": 2, "step": 1})")),
+            "") << "equal keys in different objects";
+}
+
+TEST(SweepSpec, AMultiChipBaseMachineIsRefused) {
+  try {
+    base_machine(parse(R"({"tilevit_sweep": 1, "machine": "c600x2", "axes": {}})"), "spec.json");
+    ADD_FAILURE() << "c600x2 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("spec.json: machine: \"c600x2\" is a system of 2 chips"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(base_machine(parse(R"({"tilevit_sweep": 1, "machine": "test16", "axes": {}})"), "spec.json").tiles, 16u);
+}
+
 TEST(SweepSpec, KeysSettingTheSameFigureAreExclusive) {
   EXPECT_NE(error_of(spec_with_axes(R"("tiles": [16], "rows": [4])")).find("sweep one of them"), std::string::npos);
   EXPECT_NE(error_of(spec_with_axes(R"("exchange_bytes_per_cycle": [4], "send_bytes_per_cycle": [8])"))

@@ -207,6 +207,18 @@ TEST(MachineErrors, BadInteger) {
             std::string::npos);
 }
 
+// Issue 34, item 13: the device model maps a chip's SRAM on the host; more than it can
+// hold is the file's error, not a run's failure to map it.
+TEST(MachineErrors, ChipSramBeyondWhatTheHostModelHoldsIsRefused) {
+  const int line = c600_line_of("sram_size = ");
+  EXPECT_EQ(parse_error(c600_with("sram_size = 0x9C000", "sram_size = 0x80000000")),
+            at(line) + " [memory] sram_size: 1472 tiles x 2147483648 B is more SRAM than the host model of a chip holds "
+                       "(4294967296 B, 4 GiB)");
+  // 1472 x 2,917,776 B = 4,294,966,272 B is within the bound (the regions stay as they are).
+  EXPECT_NO_THROW(parse_machine(c600_with("sram_size = 0x9C000", "sram_size = 2917776"), "bad.machine"));
+  EXPECT_NE(parse_error(c600_with("sram_size = 0x9C000", "sram_size = 2917777")).find("4 GiB"), std::string::npos);
+}
+
 TEST(MachineErrors, RegionOutsideSram) {
   const int line = c600_line_of("end = 0xE8000");
   EXPECT_EQ(parse_error(c600_with("end = 0xE8000", "end = 0xF0000")),
