@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/package_flags.hpp"
+#include "cli/plan_search_flags.hpp"
 #include "package/verified_package.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
@@ -85,7 +86,11 @@ system::CompiledPipeline compile_for(const ModelOptions& model, const std::strin
                                         : system::read_pipeline_plan_file(plan_file, config, machine);
   progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
            ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
-  return system::compile_pipeline(config, model.numerics(), machine, options, search, pinned);
+  std::optional<system::CompiledPipeline> compiled;
+  with_plan_file_errors(plan_file, [&] {
+    compiled.emplace(system::compile_pipeline(config, model.numerics(), machine, options, search, pinned));
+  });
+  return std::move(*compiled);
 }
 
 // --optimization-report on a pipeline: one plan search report per stage, in pipeline order.

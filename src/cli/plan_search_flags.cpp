@@ -3,6 +3,7 @@
 #include "cli/capacity.hpp"
 #include "cli/model_options.hpp"
 #include "cli/validators.hpp"
+#include "compiler/levers.hpp"
 #include "compiler/plan_search.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
@@ -61,6 +62,21 @@ void apply_plan_file(const std::string& path, const compiler::PlanTarget& target
 
 }  // namespace
 
+void with_plan_file_errors(const std::string& plan_file, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const compiler::DoesNotFit&) {
+    throw;
+  } catch (const Error& e) {
+    // A pin the compiler refuses ("compiler: pinned GEMM grid ... for op X: ...") is a
+    // fault of the file that pinned it: named, and a bad input.
+    const std::string message = e.what();
+    const std::string prefix = "compiler: ";
+    if (plan_file.empty() || e.exit_code() != kExitUsage || message.rfind(prefix, 0) != 0) throw;
+    throw Error(plan_file + ": " + message.substr(prefix.size()), kExitBadInput);
+  }
+}
+
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
                                compiler::CompileOptions options, const std::string& plan_file,
                                const SearchFlags& search) {
@@ -73,7 +89,10 @@ PlannedCompile compile_planned(const compiler::Graph& graph, const target::Machi
   so.progress = progress;
   std::optional<compiler::PlanSearchResult> found;
   try {
-    found.emplace(compiler::search_plan(graph, machine, options, so));
+    with_plan_file_errors(plan_file, [&] {
+      if (!plan_file.empty()) compiler::check_plan_pins_every_op(graph, options.plan);
+      found.emplace(compiler::search_plan(graph, machine, options, so));
+    });
   } catch (const compiler::DoesNotFit& e) {
     if (plan_file.empty()) throw_does_not_fit(graph, machine, options, e);
     throw Error(plan_file + ": the model does not fit with this plan: " + compiler::describe(e.overflow()),

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -51,6 +52,10 @@ struct PlannedCompile {
 // the flags ask; writes the report file. A model that does not fit is one line with the
 // largest batch and layer count that do (capacity.hpp); with a plan, the plan file's error.
 // Both kExitBadInput.
+// Runs `work` (a compile pinned by `plan_file`, when not empty): an error of a pin the
+// compiler refuses becomes an input error naming the file (exit 3).
+void with_plan_file_errors(const std::string& plan_file, const std::function<void()>& work);
+
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
                                compiler::CompileOptions options, const std::string& plan_file,
                                const SearchFlags& search);

@@ -87,7 +87,7 @@ std::string gemm_move_text(const Move& m) { return splits_text(m.gemm); }
 void gemm_back(const Plan& parent, Move& back) { back.gemm = parent.pins.gemm.at(back.op); }
 
 constexpr LeverInfo kTable[] = {
-    {Lever::gemm_grid, "gemm_grid", op_kinds({OpKind::gemm}), "GEMM", "pinned GEMM grid for op", "gemm", true,
+    {Lever::gemm_grid, "gemm_grid", op_kinds({OpKind::gemm}), "GEMM", "pinned GEMM grid for op", "gemm", true, true,
      gemm_value, gemm_move_text, gemm_apply, gemm_back, [](const Plan& p) { return keys_of(p.pins.gemm); },
      [](const Plan& p, std::string& key) {
        for (const auto& [op, s] : p.pins.gemm) key += ";" + op + "=" + splits_text(s);
@@ -110,7 +110,7 @@ constexpr LeverInfo kTable[] = {
        }
      }},
     {Lever::attention_blocks, "attention_blocks", op_kinds({OpKind::attention}), "attention",
-     "pinned attention blocks for op", "attention", true,
+     "pinned attention blocks for op", "attention", true, true,
      [](const Plan& p, const std::string& op) {
        const auto it = p.pins.attention.find(op);
        return it == p.pins.attention.end() ? std::string("chosen") : blocks_text(it->second);
@@ -136,7 +136,7 @@ constexpr LeverInfo kTable[] = {
                                  count_field(v, "key_block", f.max_split, where)};
        }
      }},
-    {Lever::stream_words, "stream_words", 0, "", nullptr, "exchange_stream_words", true,
+    {Lever::stream_words, "stream_words", 0, "", nullptr, "exchange_stream_words", true, false,
      [](const Plan& p, const std::string&) { return std::to_string(p.exchange_stream_words); },
      [](const Move& m) { return std::to_string(m.stream_words); },
      [](Plan& p, const Move& m) { p.exchange_stream_words = m.stream_words; },
@@ -153,11 +153,11 @@ constexpr LeverInfo kTable[] = {
        p.exchange_stream_words = static_cast<std::uint32_t>(w);
      }},
     // A layout match is a GEMM grid: it lives in the gemm pins and the plan file's "gemm".
-    {Lever::layout_match, "layout_match", op_kinds({OpKind::gemm}), "GEMM", nullptr, nullptr, false, gemm_value,
+    {Lever::layout_match, "layout_match", op_kinds({OpKind::gemm}), "GEMM", nullptr, nullptr, false, false, gemm_value,
      gemm_move_text, gemm_apply, gemm_back, [](const Plan&) { return std::vector<std::string>{}; },
      [](const Plan&, std::string&) {}, [](const Plan&, json&) {}, [](const PlanField&, Plan&) {}},
     {Lever::tile_offset, "tile_offset", op_kinds({OpKind::gemm, OpKind::attention}), "GEMM or attention",
-     "pinned tile offset for op", "tile_offsets", false,
+     "pinned tile offset for op", "tile_offsets", false, false,
      [](const Plan& p, const std::string& op) {
        const auto it = p.pins.tile_offsets.find(op);
        return std::to_string(it == p.pins.tile_offsets.end() ? 0u : it->second);
@@ -184,7 +184,7 @@ constexpr LeverInfo kTable[] = {
          p.pins.tile_offsets[op] = count_field(f.value, op.c_str(), f.tiles - 1, f.where);
      }},
     {Lever::fp8_attention, "fp8_attention", op_kinds({OpKind::attention}), "attention", "pinned FP8 attention for op",
-     "fp8_attention", false,
+     "fp8_attention", false, false,
      [](const Plan& p, const std::string& op) { return std::string(p.pins.fp8_attention.contains(op) ? "fp8" : "fp16"); },
      [](const Move& m) { return std::string(m.fp8 ? "fp8" : "fp16"); },
      [](Plan& p, const Move& m) {
@@ -195,12 +195,12 @@ constexpr LeverInfo kTable[] = {
      set_ops<Lever::fp8_attention>, [](const Plan& p, std::string& key) { set_key<Lever::fp8_attention>(p, key, ":fp8"); },
      [](const Plan& p, json& file) { set_write<Lever::fp8_attention>(p, file, "fp8_attention"); },
      [](const PlanField& f, Plan& p) { p.pins.fp8_attention = op_name_list(f.value, f.where); }},
-    {Lever::split_norm, "split_norm", op_kinds({OpKind::layernorm}), "LayerNorm", "split LayerNorm", "split_norms", false,
+    {Lever::split_norm, "split_norm", op_kinds({OpKind::layernorm}), "LayerNorm", "split LayerNorm", "split_norms", false, false,
      toggle_value<Lever::split_norm>, toggle_move_text, toggle_apply<Lever::split_norm>, toggle_back,
      set_ops<Lever::split_norm>, [](const Plan& p, std::string& key) { set_key<Lever::split_norm>(p, key, ":split"); },
      [](const Plan& p, json& file) { set_write<Lever::split_norm>(p, file, "split_norms"); },
      [](const PlanField& f, Plan& p) { p.pins.split_norms = op_name_list(f.value, f.where); }},
-    {Lever::fp8_output, "fp8_output", op_kinds({OpKind::gelu}), "GELU", "FP8-output GELU", "fp8_output_gelus", false,
+    {Lever::fp8_output, "fp8_output", op_kinds({OpKind::gelu}), "GELU", "FP8-output GELU", "fp8_output_gelus", false, false,
      toggle_value<Lever::fp8_output>, toggle_move_text, toggle_apply<Lever::fp8_output>, toggle_back,
      set_ops<Lever::fp8_output>, [](const Plan& p, std::string& key) { set_key<Lever::fp8_output>(p, key, ":fp8"); },
      [](const Plan& p, json& file) { set_write<Lever::fp8_output>(p, file, "fp8_output_gelus"); },
@@ -283,6 +283,20 @@ void check_pins_name_ops(const Graph& graph, const Plan& plan, std::span<const L
                         " of that name",
                     kExitUsage);
     }
+}
+
+void check_plan_pins_every_op(const Graph& graph, const Plan& plan, std::span<const LeverInfo> levers) {
+  for (const LeverInfo& l : levers) {
+    if (!l.file_pins_every_op) continue;
+    const std::vector<std::string> pinned = l.pinned_ops(plan);
+    for (const std::vector<Op>* ops : {&graph.prologue, &graph.body, &graph.epilogue})
+      for (const Op& op : *ops)
+        if ((l.op_kinds >> static_cast<unsigned>(op.kind) & 1u) &&
+            std::find(pinned.begin(), pinned.end(), op.name) == pinned.end())
+          throw Error("compiler: " + std::string(l.file_field) + "." + op.name + ": missing (a plan fixes every " +
+                          l.kinds_text + " op's grid; compile --write-plan writes a whole plan)",
+                      kExitUsage);
+  }
 }
 
 void write_lever_fields(const Plan& plan, json& file, std::span<const LeverInfo> levers) {

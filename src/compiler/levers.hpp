@@ -77,6 +77,7 @@ struct LeverInfo {
   // a layout match is a GEMM grid) and whether a file always has it.
   const char* file_field;
   bool file_requires;
+  bool file_pins_every_op;  // a plan file pins every op of its kinds (a grid), not just some
   std::string (*value)(const Plan& plan, const std::string& op);  // "chosen" where not pinned
   std::string (*move_text)(const Move& move);                     // the value a move sets
   void (*apply)(Plan& plan, const Move& move);
@@ -112,6 +113,10 @@ std::string plan_key(const Plan& plan, std::span<const LeverInfo> levers);
 // Every pin of `plan` names an op of the lever's kinds in `graph`, else Error(kExitUsage)
 // "compiler: pinned GEMM grid for op X: the graph has no GEMM of that name".
 void check_pins_name_ops(const Graph& graph, const Plan& plan, std::span<const LeverInfo> levers = lever_table());
+// A plan file fixes every grid: every GEMM and attention op of `graph` has its grid in
+// `plan` (the levers whose entry says `file_pins_every_op`), else Error(kExitUsage)
+// "compiler: no pinned GEMM grid for op X ...".
+void check_plan_pins_every_op(const Graph& graph, const Plan& plan, std::span<const LeverInfo> levers = lever_table());
 // A plan file's lever fields: written into `file`, and read from it (unknown fields are
 // the caller's check; a required field missing is an error naming it).
 void write_lever_fields(const Plan& plan, nlohmann::json& file, std::span<const LeverInfo> levers = lever_table());

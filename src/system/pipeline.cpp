@@ -4,6 +4,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "compiler/levers.hpp"
 #include "compiler/plan_search.hpp"
 #include "compiler/program_walk.hpp"
 #include "support/error.hpp"
@@ -28,13 +29,15 @@ compiler::StageRange stage_range(std::uint32_t stage, std::uint32_t stages, std:
 // naming the stage that does not fit.
 CompiledPipeline compile_split(const model::ViTConfig& config, const model::NumericsConfig& numerics,
                                const target::MachineDescription& machine,
-                               const std::vector<compiler::CompileOptions>& options, const std::vector<std::uint32_t>& split) {
+                               const std::vector<compiler::CompileOptions>& options, const std::vector<std::uint32_t>& split,
+                               bool pinned = false) {
   const target::MachineDescription chip = target::one_chip(machine);
   CompiledPipeline out{machine, {}, {}};
   std::uint32_t first = 0;
   for (std::uint32_t s = 0; s < split.size(); ++s) {
     const auto range = stage_range(s, static_cast<std::uint32_t>(split.size()), first);
     const compiler::Graph graph = compiler::build_stage_graph(config, numerics, range, split[s]);
+    if (pinned) compiler::check_plan_pins_every_op(graph, options[s].plan);  // a plan file fixes every grid
     try {
       compiler::CompiledModel compiled = compiler::compile_model(graph, chip, options[s]);
       out.stages.push_back(PipelineStage{s, split[s], std::move(compiled.executable), compiled.stats, std::nullopt, compiled.plan});
@@ -191,7 +194,7 @@ CompiledPipeline compile_pipeline(const model::ViTConfig& config, const model::N
     if (split.size() != machine.system.chips)
       throw Error("pipeline: " + std::to_string(pinned.size()) + " stage plans for " +
                       std::to_string(machine.system.chips) + " chips", kExitInternal);
-    p = compile_split(config, numerics, machine, stage_options, split);
+    p = compile_split(config, numerics, machine, stage_options, split, true);
     p.plan = "pinned per stage by a plan file";
   }
   if (search.steps > 0) search_stages(config, numerics, stage_options, search, p);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -77,4 +78,47 @@ TEST_F(PlanCli, SeedPlansGiveTheOriginalsShardShapes) {
   auto pv = shapes_of("so400m-seed-pv-shards.json");
   EXPECT_EQ(pv["layer.attention attention_values"], "49x128x72x6");  // queries x keys x head_dim x key blocks
   EXPECT_EQ(pv["layer.qkv gemm_fp8"], seed["layer.qkv gemm_fp8"]);
+}
+
+// Issue 34, item 5: --plan fixes every grid, so a plan without one of the model's GEMM
+// or attention ops is refused, naming the file and the op (one chip and a pipeline).
+TEST_F(PlanCli, APlanFileMissingAnOpIsRefusedNamingTheFileAndOp) {
+  ASSERT_EQ(run_tilevit(compile("--write-plan " + path("plan.json"))).exit_code, 0);
+  auto plan = nlohmann::json::parse(test_support::read_all(path("plan.json")));
+  plan["gemm"].erase("layer.qkv");
+  std::ofstream(path("missing.json")) << plan.dump(1);
+  test_support::expect_error_line(compile("--plan " + path("missing.json")), 3,
+                                  {path("missing.json") + ": gemm.layer.qkv: missing", "compile --write-plan"});
+  const std::string pipe = "compile --preset siglip2-tiny --machine test16x2 ";
+  ASSERT_EQ(run_tilevit(pipe + "--write-plan " + path("pipe.json")).exit_code, 0);
+  auto stages = nlohmann::json::parse(test_support::read_all(path("pipe.json")));
+  stages["stages"][1]["plan"]["attention"].erase("layer.attention");
+  std::ofstream(path("pipe_missing.json")) << stages.dump(1);
+  test_support::expect_error_line(pipe + "--plan " + path("pipe_missing.json"), 3,
+                                  {path("pipe_missing.json") + ": attention.layer.attention: missing"});
+}
+
+// Issue 34, item 10: a pin the compiler refuses (an unknown op, a grid too fine for the
+// shape, a column quantum off the word) is the plan file's error: exit 3 naming the file;
+// a field is named after the file with ": ", and a pipeline plan on one chip says so.
+TEST_F(PlanCli, PlanMeaningErrorsNameTheFileAndAreBadInput) {
+  ASSERT_EQ(run_tilevit(compile("--write-plan " + path("plan.json"))).exit_code, 0);
+  const auto base = nlohmann::json::parse(test_support::read_all(path("plan.json")));
+  auto write = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    auto plan = base;
+    edit(plan);
+    std::ofstream(path(name)) << plan.dump(1);
+    return path(name);
+  };
+  const auto unknown = write("unknown.json", [](auto& p) { p["gemm"]["layer.nope"] = {{"r", 1}, {"k", 1}, {"c", 1}}; });
+  test_support::expect_error_line(compile("--plan " + unknown), 3, {unknown + ": pinned GEMM grid for op layer.nope"});
+  const auto huge = write("huge.json", [](auto& p) { p["gemm"]["layer.qkv"] = {{"r", 4000}, {"k", 1}, {"c", 1}}; });
+  test_support::expect_error_line(compile("--plan " + huge), 3, {huge + ": pinned GEMM grid 4000x1x1", "layer.qkv"});
+  const auto quantum = write("cq.json", [](auto& p) { p["gemm"]["layer.qkv"]["column_quantum"] = 7; });
+  test_support::expect_error_line(compile("--plan " + quantum), 3, {quantum + ": ", "column quantum 7"});
+  const auto w = write("bad_w.json", [](auto& p) { p["exchange_stream_words"] = 3; });
+  test_support::expect_error_line(compile("--plan " + w), 3, {w + ": exchange_stream_words: expected"});
+  ASSERT_EQ(run_tilevit("compile --preset siglip2-tiny --machine test16x2 --write-plan " + path("pipe.json")).exit_code, 0);
+  test_support::expect_error_line("compile --preset siglip2-tiny --machine test16 --plan " + path("pipe.json"), 3,
+                                  {path("pipe.json") + ": a pipeline plan file", "not a one-chip plan"});
 }
