@@ -22,6 +22,7 @@
 #include "support/digits.hpp"
 #include "support/error.hpp"
 #include "target/machine.hpp"
+#include "target/model_validation.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -201,6 +202,7 @@ struct CompileCommand {
     j["estimated_ms"] = double(s.estimated_cycles) / double(machine.clock_hz) * 1e3;
     const auto coverage = compiler::calibration_coverage(machine, compiled.executable.program);
     j["kernel_calibration"] = coverage_json(coverage);
+    j["model_validation"] = target::model_validation_json();
     if (kernels) j["kernel_maxima"] = kernel_maxima_json(compiler::kernel_maxima(machine, compiled.executable.program));
     if (planned.report) j["optimization"] = *planned.report;
     if (steps) j["steps"] = steps_json(machine, compiled.executable.program);
@@ -209,9 +211,10 @@ struct CompileCommand {
     if (json) {
       report << (report_on_stderr() ? j.dump() : j.dump(1)) << "\n";
     } else {
-      j.erase("kernel_calibration");  // one readable line instead
+      j.erase("kernel_calibration");  // one readable line instead, and one for the validation
+      j.erase("model_validation");
       print_text(report, j);
-      report << compiler::coverage_text(coverage) << "\n";
+      report << compiler::coverage_text(coverage) << "\n" << target::model_validation_line() << "\n";
     }
     return kExitOk;
   }

@@ -10,6 +10,7 @@
 #include "compiler/distribution.hpp"
 #include "cli/stage_package.hpp"
 #include "support/error.hpp"
+#include "target/model_validation.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -82,6 +83,7 @@ struct InspectCommand {
     j["estimated_ms"] = double(cycles) / double(m.clock_hz) * 1e3;
     const auto coverage = compiler::calibration_coverage(m, p);
     j["kernel_calibration"] = coverage_json(coverage);
+    j["model_validation"] = target::model_validation_json();
     j["kernel_maxima"] = kernel_maxima_json(compiler::kernel_maxima(m, p));
     if (json) {
       std::cout << j.dump(1) << "\n";
@@ -108,7 +110,7 @@ struct InspectCommand {
                   (unsigned long long)summary.exchange_bytes, (unsigned long long)exchange_words);
       std::printf("estimated %llu cycles = %.3f ms at %.2f GHz\n", (unsigned long long)cycles, j["estimated_ms"].get<double>(),
                   double(m.clock_hz) * 1e-9);
-      std::printf("%s\n", compiler::coverage_text(coverage).c_str());
+      std::printf("%s\n%s\n", compiler::coverage_text(coverage).c_str(), target::model_validation_line().c_str());
     }
     return kExitOk;
   }

@@ -12,6 +12,7 @@
 #include "support/atomic_file.hpp"
 #include "support/digits.hpp"
 #include "support/error.hpp"
+#include "target/model_validation.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -89,6 +90,7 @@ struct ProfileCommand {
                            {"compute_tile_cycles", compute},
                            {"uncalibrated_tile_cycles", uncalibrated},
                            {"calibrated_share", compute ? 1.0 - double(uncalibrated) / double(compute) : 1.0}}},
+                         {"model_validation", target::model_validation_json()},
                          {"rows", nlohmann::json::array()}};
       for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) out["rows"].push_back(profile::to_json(rows[i]));
       std::cout << out.dump(1) << "\n";
@@ -107,6 +109,7 @@ struct ProfileCommand {
     std::printf("compute tile-cycles: %s calibrated of %s (%s; compile and run count each step's slowest tile)\n",
                 percent_text(compute - uncalibrated, compute).c_str(), with_commas(compute).c_str(),
                 one_layer ? "all tiles, one encoder layer" : "all tiles, every loop iteration");
+    std::printf("%s\n", target::model_validation_line().c_str());
     const std::size_t shown = std::min(limit, rows.size());
     int width = int(group_by.size());  // names are never cut: the column is as wide as the longest
     for (std::size_t i = 0; i < shown; ++i) width = std::max(width, int(rows[i].key.size()));

@@ -12,6 +12,7 @@
 #include "support/error.hpp"
 #include "system/pipeline_package.hpp"
 #include "system/pipeline_plan_file.hpp"
+#include "target/model_validation.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -151,6 +152,7 @@ int compile_pipeline_command(const PipelineCompileRequest& r) {
   if (!r.plan_file.empty()) j["plan"] = r.plan_file;
   if (!r.write_plan.empty()) j["plan_written"] = r.write_plan;
   j["compile_seconds"] = since(t0);
+  j["model_validation"] = target::model_validation_json();
   std::ostream& out = r.package_file == "-" ? std::cerr : std::cout;
   if (r.json) {
     out << (r.package_file == "-" ? j.dump() : j.dump(1)) << "\n";  // on stderr: its only line
@@ -159,6 +161,7 @@ int compile_pipeline_command(const PipelineCompileRequest& r) {
   print_pipeline(out, j);
   if (!r.package_file.empty()) out << "package: " << r.package_file << "\n";  // as a one-chip compile
   out << "package_sha256: " << j["package_sha256"].get<std::string>() << "\n";
+  out << target::model_validation_line() << "\n";
   return kExitOk;
 }
 

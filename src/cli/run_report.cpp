@@ -9,6 +9,7 @@
 #include "cli/pipeline_commands.hpp"
 #include "support/atomic_file.hpp"
 #include "support/threads.hpp"
+#include "target/model_validation.hpp"
 
 namespace tilevit::cli {
 namespace {
@@ -76,6 +77,7 @@ nlohmann::json run_report_json(const job::RunPackage& package, const job::RunSet
                                 {"sync", r.tile_activity->sync},
                                 {"exchange", r.tile_activity->exchange}};
   if (r.coverage) j["kernel_calibration"] = coverage_json(*r.coverage);
+  j["model_validation"] = target::model_validation_json();
   j["cosines"] = r.cosines;
   j["min_cosine"] = r.min_cosine ? nlohmann::json(*r.min_cosine) : nlohmann::json(nullptr);
   if (r.bit_exact_vs_device_numerics) {
@@ -124,6 +126,7 @@ void print_run_text(const nlohmann::json& j, const job::RunPackage& package, con
     std::printf("tile time: compute %.1f%%, idle %.1f%%, sync %.1f%%, exchange %.1f%%\n", 100 * r.tile_activity->compute,
                 100 * r.tile_activity->idle, 100 * r.tile_activity->sync, 100 * r.tile_activity->exchange);
   if (r.coverage) std::printf("%s\n", compiler::coverage_text(*r.coverage).c_str());
+  std::printf("%s\n", target::model_validation_line().c_str());
   if (r.min_cosine) std::printf("min cosine %.9f (threshold %g)\n", *r.min_cosine, s.threshold);
   if (r.verdict == job::Verdict::unchecked)
     std::printf("UNCHECKED (--no-reference: nothing compared with the FP32 reference)\n");

@@ -174,3 +174,23 @@ TEST_F(CompileCli, StepsSplitComputeByKindAndGiveExchangeFloors) {
   EXPECT_GT(exchanging, 0u);
   EXPECT_GT(sync, 0u);
 }
+
+// Issue 31: every report says how far the whole-program model is from the original's
+// measured builds (src/target/machines/model_validation.json, from bench/replicas.py).
+TEST_F(CompileCli, ReportsCarryTheModelsValidationAgainstMeasuredBuilds) {
+  const auto kept = nlohmann::json::parse(
+      test_support::read_all(std::string(TILEVIT_SOURCE_DIR) + "/src/target/machines/model_validation.json"));
+  const auto r = run_tilevit(small(path("a.tvpkg")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out).at("model_validation");
+  EXPECT_EQ(v.at("builds"), kept.at("builds"));
+  EXPECT_EQ(v.at("min_error_percent"), kept.at("min_error_percent"));
+  EXPECT_EQ(v.at("max_error_percent"), kept.at("max_error_percent"));
+  EXPECT_EQ(kept.at("replicas").size(), kept.at("builds").get<std::size_t>());
+  const auto text = run_tilevit("compile --preset small --machine " + machine_);
+  EXPECT_NE(text.out.find("model validation: " + std::to_string(kept.at("builds").get<int>()) + " measured builds"),
+            std::string::npos)
+      << text.out;
+  const auto inspect = run_tilevit("inspect " + path("a.tvpkg"));
+  EXPECT_NE(inspect.out.find("model validation: "), std::string::npos) << inspect.out;
+}
