@@ -237,6 +237,7 @@ struct CompileCommand {
                       {"label", step.label},
                       {"in_loop", compiler::in_loop(p, static_cast<std::uint32_t>(i))},
                       {"kernel_calls", step.compute.size()},
+                      {"entry_skew_cycles", c.entry_skew},
                       {"compute_cycles", c.compute},
                       {"compute_uncalibrated_cycles", c.compute_uncalibrated},
                       {"kind_cycles", kinds},

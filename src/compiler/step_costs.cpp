@@ -38,6 +38,7 @@ StepCost estimate_step(const target::MachineDescription& m, const Superstep& s) 
   if (!busy.empty()) {
     const auto slowest = static_cast<std::uint32_t>(std::max_element(busy.begin(), busy.end()) - busy.begin());
     cost.compute = busy[slowest];
+    if (cost.compute > 0) cost.entry_skew = m.phase_entry_skew_cycles;
     for (const KernelCall& c : s.compute)
       if (c.tile == slowest) cost.compute_uncalibrated += estimate_call_uncalibrated_cycles(m, c);
     // The local copy's 288 + 8 B/cycle is a quoted rule, not a measured call.
@@ -94,7 +95,7 @@ ProgramSummary summarize_program(const target::MachineDescription& m, const Comp
     s.estimated_compute_cycles += costs[step].compute;
     s.estimated_uncalibrated_cycles += costs[step].compute_uncalibrated;
     s.estimated_exchange_cycles += costs[step].exchange;
-    s.estimated_sync_cycles += costs[step].sync;
+    s.estimated_sync_cycles += costs[step].sync + costs[step].entry_skew;
     ++s.executed_supersteps;
     for (const Transfer& t : p.steps[step].exchange) s.exchange_bytes += std::uint64_t(t.bytes) * t.destinations.size();
   });

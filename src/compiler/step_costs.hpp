@@ -15,10 +15,12 @@ namespace tilevit::compiler {
 // exchanges, the phase overhead (sync and set-up) and the scheduled exchange up to its
 // last landing (exchange_schedule.hpp).
 struct StepCost {
-  std::uint64_t compute = 0, exchange = 0, sync = 0;
+  // entry_skew: the spread of the tiles' start times after the sync, before its compute
+  // (MachineDescription::phase_entry_skew_cycles; a step with kernels or copies only).
+  std::uint64_t entry_skew = 0, compute = 0, exchange = 0, sync = 0;
   // The part of `compute` (the slowest tile's) that no measurement covers (kernel_table.hpp).
   std::uint64_t compute_uncalibrated = 0;
-  std::uint64_t total() const { return compute + exchange + sync; }
+  std::uint64_t total() const { return entry_skew + compute + exchange + sync; }
 };
 StepCost estimate_step(const target::MachineDescription& machine, const Superstep& step);
 // Every step of the program, in program order (the loop body once).
@@ -41,6 +43,7 @@ struct ProgramSummary {
   std::uint64_t weight_bytes = 0;         // resident parameter bytes, all tiles
   std::uint64_t unique_weight_bytes = 0;  // the graph's parameter bytes
   std::uint64_t estimated_cycles = 0;     // sum over executed supersteps of slowest compute + exchange + sync
+  // sync: the exchange phases' overheads and the compute phases' entry skews.
   std::uint64_t estimated_compute_cycles = 0, estimated_exchange_cycles = 0, estimated_sync_cycles = 0;
   // Of estimated_compute_cycles, those from kernel terms no measurement covers.
   std::uint64_t estimated_uncalibrated_cycles = 0;

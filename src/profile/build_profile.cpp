@@ -54,6 +54,15 @@ class Recorder {
     const std::int32_t layer = compiler::layer_of(p_, index, iteration);
     const bool samples = detail && o_.granularity != Granularity::graph;
     const bool kernel = o_.granularity == Granularity::kernel;
+    // The tiles leave the previous sync at different times: the step's entry skew, charged
+    // as synchronisation before its compute (compiler/step_costs.hpp).
+    if (cost.entry_skew > 0) {
+      for (std::uint32_t t = 0; t < m_.tiles; ++t) {
+        total(SampleKind::sync, cost.entry_skew);
+        if (samples) add(t, at, at + cost.entry_skew, StepMeta{SampleKind::sync, index, layer, s.label, "", "", ""}, 0, 0, 0);
+      }
+      at += cost.entry_skew;
+    }
     for (std::uint32_t t = 0; t < m_.tiles; ++t) {
       total(SampleKind::compute, d.busy[t]);
       out_.uncalibrated_compute_cycles += d.uncalibrated[t];

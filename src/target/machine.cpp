@@ -233,6 +233,7 @@ MachineDescription parse_machine(std::string_view text, const std::string& sourc
     m.pointer_switch_cycles = r.u32("pointer_switch_cycles", 0, 1 << 20);
     m.section_join_cycles = r.u32("section_join_cycles", 0, 1 << 20);
     m.phase_overhead_cycles = r.u32("phase_overhead_cycles", 0, 1 << 24);
+    if (r.has("phase_entry_skew_cycles")) m.phase_entry_skew_cycles = r.u32("phase_entry_skew_cycles", 0, 1 << 24);
     r.finish();
   }
   {
@@ -273,6 +274,7 @@ std::string to_text(const MachineDescription& m) {
       << "\nsource_switch_cycles = " << m.source_switch_cycles << "\npointer_switch_cycles = " << m.pointer_switch_cycles
       << "\nsection_join_cycles = " << m.section_join_cycles << "\nphase_overhead_cycles = " << m.phase_overhead_cycles
       << "\n";
+  if (m.phase_entry_skew_cycles != 0) out << "phase_entry_skew_cycles = " << m.phase_entry_skew_cycles << "\n";
   out << "\n[matrix]\nflop_per_cycle_fp32 = " << m.flop_per_cycle_fp32 << "\nflop_per_cycle_fp16 = "
       << m.flop_per_cycle_fp16 << "\nflop_per_cycle_fp8 = " << m.flop_per_cycle_fp8 << "\n";
   const CostCoefficients& c = m.costs;

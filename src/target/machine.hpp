@@ -130,6 +130,9 @@ struct MachineDescription {
   std::uint32_t pointer_switch_cycles = 0;    // receiver moves its write pointer only
   std::uint32_t section_join_cycles = 0;      // joining two timed exchange sections (between waves)
   std::uint32_t phase_overhead_cycles = 0;    // sync and set-up per exchange phase (measured residual)
+  // Tiles leave a sync at different times: a compute phase spans its slowest tile's work
+  // plus this spread of start times (measured on uniform phases; optional, 0 when absent).
+  std::uint32_t phase_entry_skew_cycles = 0;
   // [matrix]: FLOP per tile per cycle (a multiply-add counts 2)
   std::uint32_t flop_per_cycle_fp32 = 0;
   std::uint32_t flop_per_cycle_fp16 = 0;

@@ -109,6 +109,11 @@ class SectionReader {
     const Entry* e = take(key);
     return e ? e->value : std::string();
   }
+  bool has(std::string_view key) const {
+    for (const Entry& e : section_.entries)
+      if (e.key == key) return true;
+    return false;
+  }
   // A key that may be absent (empty then).
   std::string optional_text(std::string_view key) {
     for (std::size_t i = 0; i < section_.entries.size(); ++i)
