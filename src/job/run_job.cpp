@@ -201,7 +201,7 @@ RunReport run_job(const RunPackage& package, const RunSettings& s, const RunInpu
   if (!s.save_embeddings.empty()) formats::write_npy(s.save_embeddings, shape, last);
   sink->result(report);
   if (package.chip)
-    write_views(package, *out, report, s.progress);
+    write_views(package, *out, report, s);
   else
     s.progress("a machine of several chips: no profile, viewers or memory maps yet (issue 32)");
   sink->finished(report);

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "job/run_job.hpp"
+#include "profile/compare_html.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
 #include "profile/memory_map_json.hpp"
@@ -25,8 +26,8 @@ TileActivity tile_activity(const compiler::Executable& chip) {
           share(profile::SampleKind::exchange)};
 }
 
-void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report,
-                 const std::function<void(const std::string&)>& progress) {
+void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report, const RunSettings& settings) {
+  const auto& progress = settings.progress;
   auto attempt = [&](const char* name, const std::function<void(const std::string&)>& write) {
     const std::string path = out.output(name);
     try {
@@ -44,9 +45,11 @@ void write_views(const RunPackage& package, OutputDirectory& out, RunReport& rep
   const compiler::Executable& chip = *package.chip;
   const auto& program = chip.program;
   const model::ViTConfig& config = chip.config;
+  const auto map = profile::build_memory_map(chip.machine, program, program.profiling.enabled);
   if (program.profiling.enabled) {
     progress("writing profile, model.html, trace.json");
     auto p = profile::build_profile(chip.machine, program, program.profiling.detail);
+    for (const auto& tile : map.tiles) p.tile_peak_bytes.push_back(tile.summary.peak_bytes);
     p.package_sha256 = package.sha256;
     p.model = config.name + ", " + std::to_string(config.layers) + (config.layers == 1 ? " layer" : " layers") +
               ", batch " + std::to_string(config.batch);
@@ -56,11 +59,16 @@ void write_views(const RunPackage& package, OutputDirectory& out, RunReport& rep
       write_text_atomically(path, profile::render_timeline_html(p, profile::peaks_of(p)));
     });
     attempt("trace.json", [&](const std::string& path) { write_text_atomically(path, profile::chrome_trace_json(p)); });
+    if (settings.compare_with)  // A: the given profile, B: this run
+      attempt("compare.html", [&](const std::string& path) {
+        write_text_atomically(path, profile::render_compare_html(*settings.compare_with, p, settings.compare_with_name,
+                                                                 "this run (" + out.output("profile.tvprof") + ")"));
+      });
   } else {
     progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
+    if (settings.compare_with) report.warnings.push_back("compare.html not written: the package records no profile");
   }
   progress("writing memory.json, memory.png, memory.html");
-  const auto map = profile::build_memory_map(chip.machine, program, program.profiling.enabled);
   attempt("memory.json", [&](const std::string& path) {
     write_text_atomically(path, profile::to_json(map).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   });

@@ -69,6 +69,9 @@ struct Profile {
   std::uint64_t span = 0;      // cycles of the whole call
   std::array<std::uint64_t, kSampleKinds> tile_cycles{};  // summed over tiles, every iteration counted
   std::uint64_t uncalibrated_compute_cycles = 0;  // of tile_cycles[compute], likewise
+  // Per tile, the most payload bytes live at one phase (the memory map's peak_bytes);
+  // empty when not recorded (profiles written before it, or made without the map).
+  std::vector<std::uint32_t> tile_peak_bytes;
   std::vector<StepMeta> meta;
   std::vector<std::vector<Sample>> samples;  // per tile, in time order, not overlapping
 };

@@ -23,7 +23,7 @@ std::vector<std::byte> text_bytes(const std::string& text) {
 nlohmann::json header_json(const Profile& p) {
   nlohmann::json totals;
   for (std::size_t k = 0; k < kSampleKinds; ++k) totals[std::string(to_string(SampleKind(k)))] = p.tile_cycles[k];
-  return {{"format", "tilevit-profile"},
+  nlohmann::json j{{"format", "tilevit-profile"},
           {"version", kProfileFormatVersion},
           {"machine",
            {{"name", p.machine_name},
@@ -41,6 +41,8 @@ nlohmann::json header_json(const Profile& p) {
           {"span_cycles", p.span},
           {"tile_cycles", totals},
           {"uncalibrated_compute_cycles", p.uncalibrated_compute_cycles}};
+  if (!p.tile_peak_bytes.empty()) j["tile_peak_bytes"] = p.tile_peak_bytes;  // optional: the memory map's peaks
+  return j;
 }
 
 void read_header(const nlohmann::json& j, Profile& p) {
@@ -73,6 +75,12 @@ void read_header(const nlohmann::json& j, Profile& p) {
   if (p.uncalibrated_compute_cycles > p.tile_cycles[std::size_t(SampleKind::compute)])
     throw Error("uncalibrated_compute_cycles " + std::to_string(p.uncalibrated_compute_cycles) +
                 " exceeds tile_cycles.compute " + std::to_string(p.tile_cycles[std::size_t(SampleKind::compute)]));
+  if (const auto peaks = j.find("tile_peak_bytes"); peaks != j.end()) {  // optional (profiles before it have none)
+    if (!peaks->is_array() || peaks->size() != p.tiles)
+      throw Error("tile_peak_bytes: expected an array of " + std::to_string(p.tiles) + " entries");
+    p.tile_peak_bytes.reserve(p.tiles);
+    for (const auto& v : *peaks) p.tile_peak_bytes.push_back(json_integer<std::uint32_t>(v, "tile_peak_bytes"));
+  }
 }
 
 }  // namespace

@@ -199,3 +199,39 @@ TEST(CliProfile, QueryGivesTheCalibratedShareOverallAndPerRow) {
   fs::remove_all(out);
   fs::remove_all(machine_dir);
 }
+
+// `run --compare-with` and `profile compare` (issue 32, item 1): the main job's shape on a
+// tiny model, searched against its --optimization-steps 0 run. The step table's total
+// difference is the difference of the two runs' cycles.
+TEST(CliProfile, CompareTheSearchedRunWithTheHeuristicOne) {
+  const std::string heuristic = run_small("cmp_heuristic", "--optimization-steps 0");
+  const std::string searched = run_small("cmp_searched", "--compare-with " + heuristic + "/profile.tvprof");
+  ASSERT_TRUE(fs::exists(searched + "/compare.html"));
+  const auto report = nlohmann::json::parse(read_all(searched + "/run.json"));
+  EXPECT_TRUE(report["outputs"].contains("compare.html"));
+  auto cycles = [](const std::string& dir) {
+    return nlohmann::json::parse(read_all(dir + "/run.json"))["calls"][0]["device_cycles"].get<std::int64_t>();
+  };
+  const auto r = run_tilevit("profile compare " + heuristic + "/profile.tvprof " + searched + "/profile.tvprof -o " +
+                             searched + "/again.html --json --limit 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"]["total_delta"].get<std::int64_t>(), cycles(searched) - cycles(heuristic));
+  EXPECT_EQ(j["steps"]["total_a"].get<std::int64_t>(), cycles(heuristic));
+  EXPECT_LE(j["steps"]["rows"].size(), 3u);
+  EXPECT_FALSE(j["differences"].empty());  // another package and plan
+  EXPECT_TRUE(j["sides"]["b"].contains("memory_peak"));
+  EXPECT_GT(fs::file_size(searched + "/again.html"), 0u);
+  const auto text = run_tilevit("profile compare " + heuristic + "/profile.tvprof " + searched + "/profile.tvprof -o " +
+                                searched + "/again.html");
+  EXPECT_NE(text.out.find("steps by cycle difference"), std::string::npos);
+  EXPECT_NE(run_tilevit("profile compare --help").out.find("Examples:"), std::string::npos);
+  // One-line errors: no output (2), a bad file (3), --compare-with without a profile (2) or a bad one (3).
+  EXPECT_EQ(run_tilevit("profile compare " + heuristic + "/profile.tvprof " + searched + "/profile.tvprof").exit_code, 2);
+  EXPECT_EQ(run_tilevit("profile compare " + heuristic + "/run.json " + searched + "/profile.tvprof -o x.html").exit_code, 3);
+  const std::string bad = out_dir("cmp_bad");
+  EXPECT_EQ(run_tilevit("run --preset small --machine " + kMachine + " --no-profile --compare-with " + heuristic +
+                        "/profile.tvprof --out " + bad).exit_code, 2);
+  EXPECT_EQ(run_tilevit("run --preset small --machine " + kMachine + " --compare-with " + heuristic + "/run.json --out " + bad)
+                .exit_code, 3);
+}

@@ -6,20 +6,7 @@ const TV = {};
 {
   const raw = JSON.parse(document.getElementById('tilevit-data').textContent);
 
-  // One base64 column into its typed array (little-endian, as written by the renderer).
-  function decode(column) {
-    const text = atob(column.base64);
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    const n = column.length;
-    switch (column.type) {
-      case 'u8': return bytes;
-      case 'u16': return new Uint16Array(bytes.buffer, 0, n);
-      case 'u32': return new Uint32Array(bytes.buffer, 0, n);
-      case 'f64': return new Float64Array(bytes.buffer, 0, n);
-    }
-    throw new Error('unknown column type ' + column.type);
-  }
+  const decode = TVColumns.decode;
 
   const K = { compute: 0, idle: 1, sync: 2, exchange: 3, repeat: 4, graph: 5 };
   const meta = raw.meta.map(m => ({ kind: m[0], step: m[1], layer: m[2], phase: m[3], kernel: m[4], operation: m[5], shape: m[6] }));
@@ -102,11 +89,7 @@ const TV = {};
   }
 
   // First sample of a tile that ends after cycle t (binary search; samples are in time order).
-  function firstEndingAfter(tile, t) {
-    let lo = offsets[tile], hi = offsets[tile + 1];
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (end[mid] <= t) lo = mid + 1; else hi = mid; }
-    return lo;
-  }
+  function firstEndingAfter(tile, t) { return TVColumns.firstEndingAfter(offsets, end, tile, t); }
   // The sample of a tile covering cycle t, or -1.
   function sampleAt(tile, t) {
     const i = firstEndingAfter(tile, t);
