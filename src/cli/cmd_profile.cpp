@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
 #include "profile/analysis.hpp"
+#include "profile/bounds.hpp"
 #include "profile/compare.hpp"
 #include "profile/compare_html.hpp"
 #include "profile/profile_file.hpp"
@@ -101,7 +103,17 @@ struct ProfileCommand {
                            {"uncalibrated_tile_cycles", uncalibrated},
                            {"calibrated_share", compute ? 1.0 - double(uncalibrated) / double(compute) : 1.0}}},
                          {"rows", nlohmann::json::array()}};
-      for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) out["rows"].push_back(profile::to_json(rows[i]));
+      const profile::BoundReport bounds = profile::bound_report(p);
+      std::map<std::string, const profile::BoundRow*> bound_rows;  // the operation rows' bounds
+      if (!one_layer && group_by == "operation")
+        for (const auto& b : bounds.operations) bound_rows[b.key] = &b;
+      for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
+        nlohmann::json row = profile::to_json(rows[i]);
+        if (const auto it = bound_rows.find(rows[i].key); it != bound_rows.end() && it->second->bound > 0)
+          row["bound_tile_cycles"] = it->second->bound, row["achieved_over_bound"] = it->second->ratio();
+        out["rows"].push_back(std::move(row));
+      }
+      out["bounds"] = profile::to_json(bounds, SIZE_MAX);
       std::cout << out.dump(1) << "\n";
       return kExitOk;
     }
@@ -118,6 +130,10 @@ struct ProfileCommand {
     std::printf("compute tile-cycles: %s calibrated of %s (%s; compile and run count each step's slowest tile)\n",
                 percent_text(compute - uncalibrated, compute).c_str(), with_commas(compute).c_str(),
                 one_layer ? "all tiles, one encoder layer" : "all tiles, every loop iteration");
+    if (const auto bounds = profile::bound_report(p); bounds.available && bounds.call_bound > 0)
+      std::printf("lower bound of the call: %s cycles (plan_bound: all tiles at peak, no exchange or sync); "
+                  "achieved/bound %.2f (--json: per operation and per step)\n",
+                  with_commas(std::uint64_t(bounds.call_bound)).c_str(), double(p.span) / bounds.call_bound);
     const std::size_t shown = std::min(limit, rows.size());
     int width = int(group_by.size());  // names are never cut: the column is as wide as the longest
     for (std::size_t i = 0; i < shown; ++i) width = std::max(width, int(rows[i].key.size()));

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "compiler/plan_bound.hpp"
 #include "job/run_job.hpp"
 #include "profile/compare_html.hpp"
 #include "profile/memory_html.hpp"
@@ -50,6 +51,8 @@ void write_views(const RunPackage& package, OutputDirectory& out, RunReport& rep
     progress("writing profile, model.html, trace.json");
     auto p = profile::build_profile(chip.machine, program, program.profiling.detail);
     for (const auto& tile : map.tiles) p.tile_peak_bytes.push_back(tile.summary.peak_bytes);
+    for (const auto& b : compiler::operation_lower_bounds(compiler::build_vit_graph(config, chip.numerics), chip.machine))
+      p.operation_bounds.push_back({b.name, std::uint64_t(b.tile_cycles + 0.5)});
     p.package_sha256 = package.sha256;
     p.model = config.name + ", " + std::to_string(config.layers) + (config.layers == 1 ? " layer" : " layers") +
               ", batch " + std::to_string(config.batch);

@@ -69,7 +69,7 @@ nlohmann::json side_json(const Profile& p) {
 
 }  // namespace
 
-std::vector<CompareRow> call_steps(const Profile& p) {
+std::vector<CompareRow> call_steps(const Profile& p, std::map<std::pair<std::uint32_t, std::int32_t>, std::size_t>* row_of) {
   const LoopCoverage coverage = loop_coverage(p, QueryView::model);
   std::map<std::pair<std::uint32_t, std::int32_t>, Execution> spans;  // (step, layer) over every tile
   std::uint64_t repeat_start = UINT64_MAX, repeat_end = 0;
@@ -87,7 +87,7 @@ std::vector<CompareRow> call_steps(const Profile& p) {
       it->second.end = std::max(it->second.end, s.end);
     }
   std::vector<Execution> executions;
-  for (const auto& [key, e] : spans) executions.push_back(e);
+  for (const auto& [key, e] : spans) executions.push_back(e);  // e.meta holds the step and layer
   std::stable_sort(executions.begin(), executions.end(), [](const Execution& x, const Execution& y) { return x.start < y.start; });
   // A step executed more than once with one label in one layer: "label #N", N in time order.
   const std::uint64_t num = coverage.extrapolated ? coverage.iterations : 1;
@@ -105,6 +105,7 @@ std::vector<CompareRow> call_steps(const Profile& p) {
       outside.push_back(0), looped.push_back(0);
     }
     (e.meta->layer >= 0 ? looped : outside)[it->second] += e.end - e.start;
+    if (row_of) (*row_of)[{e.meta->step, e.meta->layer}] = it->second;
   }
   std::int64_t total = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -7,6 +7,7 @@
 // phase, operation). Works across plans, models and machines (rows match by name).
 // The page: compare_html.hpp; docs/VIEWERS.md, "The comparison page".
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,9 @@ struct CompareReport {
 
 // The step rows of one profile: key -> cycles over the whole call, in time order of the
 // first execution; their sum is the span ("(outside steps)" holds any remainder).
-std::vector<CompareRow> call_steps(const Profile& profile);
+// row_of, when given, receives the row of every (step, layer) execution.
+std::vector<CompareRow> call_steps(const Profile& profile,
+                                   std::map<std::pair<std::uint32_t, std::int32_t>, std::size_t>* row_of = nullptr);
 
 CompareReport compare_profiles(const Profile& a, const Profile& b);
 

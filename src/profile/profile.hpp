@@ -72,6 +72,14 @@ struct Profile {
   // Per tile, the most payload bytes live at one phase (the memory map's peak_bytes);
   // empty when not recorded (profiles written before it, or made without the map).
   std::vector<std::uint32_t> tile_peak_bytes;
+  // Per graph operation, its lower bound in tile-cycles over the whole call
+  // (compiler::operation_lower_bounds, rounded); empty when not recorded.
+  struct OperationBound {
+    std::string name;
+    std::uint64_t tile_cycles = 0;
+    bool operator==(const OperationBound&) const = default;
+  };
+  std::vector<OperationBound> operation_bounds;
   std::vector<StepMeta> meta;
   std::vector<std::vector<Sample>> samples;  // per tile, in time order, not overlapping
 };

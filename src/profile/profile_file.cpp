@@ -42,6 +42,10 @@ nlohmann::json header_json(const Profile& p) {
           {"tile_cycles", totals},
           {"uncalibrated_compute_cycles", p.uncalibrated_compute_cycles}};
   if (!p.tile_peak_bytes.empty()) j["tile_peak_bytes"] = p.tile_peak_bytes;  // optional: the memory map's peaks
+  if (!p.operation_bounds.empty()) {  // optional: per operation, its lower bound in tile-cycles
+    nlohmann::json& bounds = j["operation_bounds"] = nlohmann::json::array();
+    for (const auto& b : p.operation_bounds) bounds.push_back({b.name, b.tile_cycles});
+  }
   return j;
 }
 
@@ -80,6 +84,14 @@ void read_header(const nlohmann::json& j, Profile& p) {
       throw Error("tile_peak_bytes: expected an array of " + std::to_string(p.tiles) + " entries");
     p.tile_peak_bytes.reserve(p.tiles);
     for (const auto& v : *peaks) p.tile_peak_bytes.push_back(json_integer<std::uint32_t>(v, "tile_peak_bytes"));
+  }
+  if (const auto bounds = j.find("operation_bounds"); bounds != j.end()) {  // optional
+    if (!bounds->is_array() || bounds->size() > kMaxMeta) throw Error("operation_bounds: expected an array of [name, cycles]");
+    for (const auto& b : *bounds) {
+      if (!b.is_array() || b.size() != 2 || !b[0].is_string() || b[0].get_ref<const std::string&>().size() > kMaxText)
+        throw Error("operation_bounds: expected [name, cycles] entries");
+      p.operation_bounds.push_back({b[0].get<std::string>(), json_integer<std::uint64_t>(b[1], "operation_bounds")});
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profile/bounds.hpp"
 #include "profile/html_escape.hpp"
 #include "profile/web_page.hpp"
 #include "support/error.hpp"
@@ -108,6 +109,11 @@ nlohmann::json timeline_data_json(const Profile& p, const TimelinePeaks& peaks) 
   j["kinds"] = kKindNames;
   j["tile_cycles"] = p.tile_cycles;
   j["uncalibrated_compute_cycles"] = p.uncalibrated_compute_cycles;
+  if (const BoundReport bounds = bound_report(p); bounds.available) {  // ideal against achieved, whole call
+    nlohmann::json ops = nlohmann::json::object();
+    for (const BoundRow& b : bounds.operations) ops[b.key] = {b.achieved, b.bound};
+    j["bounds"] = {{"call", {p.span, bounds.call_bound}}, {"operations", std::move(ops)}};
+  }
   j["peak_flops_per_tile_cycle"] = {{"fp16", peaks.fp16_flops_per_tile_cycle}, {"fp8", peaks.fp8_flops_per_tile_cycle}};
   // Meta rows as arrays (kind, step, layer, phase, kernel, operation, shape): compact.
   nlohmann::json meta = nlohmann::json::array();

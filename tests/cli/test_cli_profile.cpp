@@ -235,3 +235,26 @@ TEST(CliProfile, CompareTheSearchedRunWithTheHeuristicOne) {
   EXPECT_EQ(run_tilevit("run --preset small --machine " + kMachine + " --compare-with " + heuristic + "/run.json --out " + bad)
                 .exit_code, 3);
 }
+
+// profile query --json: the lower bound and achieved/bound per operation and per step; the
+// achieved cycles sum to the call's (issue 32, item 2).
+TEST(CliProfile, QueryGivesBoundsPerOperationAndStep) {
+  const std::string out = run_small("bounds");
+  const auto r = run_tilevit("profile query " + out + "/profile.tvprof --group-by operation --json --limit 500");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& b = j["bounds"];
+  ASSERT_TRUE(b["available"].get<bool>());
+  EXPECT_EQ(b["steps"]["achieved_sum"], b["steps"]["span_cycles"]);
+  EXPECT_EQ(b["steps"]["achieved_sum"].get<std::uint64_t>(), j["span_cycles"].get<std::uint64_t>());
+  EXPECT_EQ(b["operations"]["achieved_sum"], b["operations"]["compute_tile_cycles"]);
+  EXPECT_GT(b["call"]["achieved_over_bound"].get<double>(), 1.0);
+  std::uint64_t compute = 0, bounded = 0;
+  for (const auto& row : j["rows"]) {
+    compute += row["compute_cycles"].get<std::uint64_t>();
+    bounded += row.contains("achieved_over_bound");
+  }
+  EXPECT_EQ(compute, b["operations"]["compute_tile_cycles"].get<std::uint64_t>());
+  EXPECT_GT(bounded, 0u);
+  EXPECT_NE(run_tilevit("profile query " + out + "/profile.tvprof").out.find("lower bound of the call"), std::string::npos);
+}

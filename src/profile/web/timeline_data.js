@@ -155,8 +155,9 @@ const TV = {};
         o.flops += pFlops[p]; o.peakFlops += d * peakOf(m.kernel);
       }
     }
-    const clock = raw.clock_hz;
+    const clock = raw.clock_hz, bounds = raw.bounds ? raw.bounds.operations : {};
     return [...ops.values()].map(o => {
+      const b = bounds[o.operation];  // [achieved, bound] tile-cycles over the whole call
       o.tileMax = Math.max(o.tileMax, o.tileAcc); o.tileSum += o.tileAcc;
       const seconds = o.cycles / clock;  // tile-seconds
       return {
@@ -166,6 +167,7 @@ const TV = {};
         achieved: seconds > 0 ? o.flops / seconds : 0,  // FLOP/s per tile while it runs
         peak: seconds > 0 ? o.peakFlops / seconds : 0,
         utilisation: o.peakFlops > 0 ? o.flops / o.peakFlops : 0,
+        bound: b ? b[1] : 0, ratio: b && b[1] > 0 ? b[0] / b[1] : 0,
       };
     });
   }
