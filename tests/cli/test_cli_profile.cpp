@@ -258,3 +258,23 @@ TEST(CliProfile, QueryGivesBoundsPerOperationAndStep) {
   EXPECT_GT(bounded, 0u);
   EXPECT_NE(run_tilevit("profile query " + out + "/profile.tvprof").out.find("lower bound of the call"), std::string::npos);
 }
+
+// memory.json's per-step live bytes peak at exactly the bytes `memory-map` reports for the
+// fullest tile (issue 32, item 3), on a tiny model.
+TEST(CliProfile, MemoryOverTimePeaksAtTheFullestTile) {
+  const std::string out = run_small("memory_time");
+  const auto r = run_tilevit("memory-map " + out + "/model.tvpkg --out " + out + "/map --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto reported = nlohmann::json::parse(r.out);
+  const auto map = nlohmann::json::parse(read_all(out + "/map/memory.json"));
+  std::uint64_t most = 0;
+  for (const auto& step : map["over_time"]["fullest"]) {
+    std::uint64_t live = 0;
+    for (const auto& v : step) live += v.get<std::uint64_t>();
+    most = std::max(most, live);
+  }
+  EXPECT_EQ(most, reported["fullest_tile"]["peak_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(map["over_time"]["fullest_tile"], reported["fullest_tile"]["tile"]);
+  EXPECT_EQ(reported["peak_step"]["bytes"], reported["fullest_tile"]["peak_bytes"]);
+  EXPECT_EQ(read_all(out + "/map/memory.json"), read_all(out + "/memory.json"));  // run writes the same map
+}
