@@ -30,6 +30,12 @@ const TV = {};
   let firstSync = 0;
   for (let t = 0; t < tiles; t++) if (offsets[t] < offsets[t + 1]) firstSync = Math.max(firstSync, start[offsets[t]]);
 
+  // The repeat remainder (loop iterations not in detail): [start, end] over the tiles, or null.
+  let repeatRange = null;
+  for (let i = 0; i < n; i++)
+    if (pKind[payload[i]] === K.repeat)
+      repeatRange = repeatRange ? [Math.min(repeatRange[0], start[i]), Math.max(repeatRange[1], end[i])] : [start[i], end[i]];
+
   // Colours: canvas ImageData words are little-endian RGBA, i.e. 0xAABBGGRR.
   function rgb(hex) { const v = parseInt(hex.slice(1), 16); return [v >> 16, (v >> 8) & 255, v & 255]; }
   function word(c) { return (0xff000000 | (c[2] << 16) | (c[1] << 8) | c[0]) >>> 0; }
@@ -175,7 +181,7 @@ const TV = {};
   Object.assign(TV, {
     raw, K, meta, offsets, start, end, payload, pMeta, pSent, pRecv, pFlops, pUncal, pKind, pColour, pStripe,
     percentText, UNCALIBRATED_NOTE,
-    n, tiles, span: raw.span, clock: raw.clock_hz, firstSync, COLOURS, kernels, kernelColour, word, rgb,
+    n, tiles, span: raw.span, clock: raw.clock_hz, firstSync, repeatRange, COLOURS, kernels, kernelColour, word, rgb,
     filter, applyFilter, firstEndingAfter, sampleAt, buildFlame, buildOps, peakOf,
     kindName: k => raw.kinds[k],
   });
