@@ -254,15 +254,13 @@ struct RunCommand {
   // A machine of several chips, or a pipeline's package, before any work: what every
   // rank checks alike (an error here ends each rank on its own). The chips of the run.
   std::uint32_t check_several(const mpi::World* world) {
-    if (const std::string flag = profiling.detail_flag(); !flag.empty())
-      throw Error(flag + ": not for a machine of several chips yet (its stages record no profile; --no-profile is "
-                         "accepted)",
-                  kExitUsage);
+
     std::uint32_t chips = 0;
     if (!package_file.empty()) {
       if (app_->count("--machine")) require_pipeline_package(package_file, machine_file);
       auto loaded = system::load_pipeline(package_file);
       pipeline_ = std::move(loaded.pipeline);
+      check_profiling_flags(pipeline_->stages.front().executable.program.profiling, profiling.options());
       check_package_flags(pipeline_->stages.front().executable, pipeline_->machine);
       if (micro_batches)
         require_same(package_file, "--micro-batches", std::to_string(*micro_batches),
@@ -297,7 +295,8 @@ struct RunCommand {
       if (out) {
         const auto t0 = std::chrono::steady_clock::now();
         system::CompiledPipeline p =
-            compile_for(model, machine_file, {compiler::Plan{{}, stream_words}, {}, {}}, search.for_stages(!plan_file.empty()), plan_file);
+            compile_for(model, machine_file, {compiler::Plan{{}, stream_words}, profiling.options(), {}},
+                        search.for_stages(!plan_file.empty()), plan_file);
         p.micro_batches = micro_batches.value_or(1);
         write_bytes_atomically(package.path, system::encode_pipeline(p).bytes());
         write_search_report(search.report_file, p);
@@ -341,8 +340,6 @@ struct RunCommand {
     if (!compare_with.empty()) {  // read before the output directory is cleared: it may hold the file
       if (!profiling_options.enabled)
         throw Error("--compare-with with --no-profile: the comparison needs this run's profile (drop one)", kExitUsage);
-      if (is_pipeline_machine(machine_file) || is_pipeline_package(package_file))
-        throw Error("--compare-with: not for a machine of several chips yet (its stages record no profile)", kExitUsage);
       compare_profile_ = profile::read_profile(compare_with);
     }
     if (!is_pipeline_machine(machine_file) && !is_pipeline_package(package_file)) return run_one_chip(profiling_options);

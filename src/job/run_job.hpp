@@ -121,8 +121,8 @@ RunReport run_job(const RunPackage& package, const RunSettings& settings, const 
                   const std::function<std::unique_ptr<device::Runner>()>& make_runner, OutputDirectory* out,
                   RunSink* sink);
 
-// The profile (when the package records one) and the memory map of a one-chip run,
-// next to run.json, recorded in `report` (outputs, or a warning when one cannot be written).
+// The profile (when the package records one) and the memory map of a run, next to
+// run.json (several chips: one profile of the system, memory-stage<N>.* per stage), recorded in `report` (outputs, or a warning when one cannot be written).
 // With settings.compare_with also compare.html. Progress lines go to settings.progress.
 void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report, const RunSettings& settings);
 

@@ -80,6 +80,14 @@ struct Profile {
     bool operator==(const OperationBound&) const = default;
   };
   std::vector<OperationBound> operation_bounds;
+  // Rows in named groups, in order (a multi-chip profile: "chip 0" .. and "links"); their
+  // rows sum to `tiles`. Empty: every row is a tile of one chip.
+  struct RowGroup {
+    std::string name;
+    std::uint32_t rows = 0;
+    bool operator==(const RowGroup&) const = default;
+  };
+  std::vector<RowGroup> row_groups;
   std::vector<StepMeta> meta;
   std::vector<std::vector<Sample>> samples;  // per tile, in time order, not overlapping
 };

@@ -46,3 +46,7 @@ tilevit_step(run --preset small --machine "${machine}" --inferences 1 --no-refer
 file(COPY_FILE "${OUT}/searched/compare.html" "${OUT}/compare.html")
 file(COPY_FILE "${OUT}/heuristic/run.json" "${OUT}/compare-a.json")
 file(COPY_FILE "${OUT}/searched/run.json" "${OUT}/compare-b.json")
+# model-x2.html: one profile of a two-chip pipeline (test16x2, two micro-batches).
+tilevit_step(run --preset small --machine test16x2 --micro-batches 2 --inferences 1 --no-reference --out "${OUT}/x2")
+file(COPY_FILE "${OUT}/x2/model.html" "${OUT}/model-x2.html")
+file(COPY_FILE "${OUT}/x2/run.json" "${OUT}/model-x2.json")

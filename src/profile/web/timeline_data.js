@@ -30,6 +30,11 @@ const TV = {};
   let firstSync = 0;
   for (let t = 0; t < tiles; t++) if (offsets[t] < offsets[t + 1]) firstSync = Math.max(firstSync, start[offsets[t]]);
 
+  // Row labels: "tile N", or in a multi-chip profile "<group> N" (chip 0 .. , links).
+  const rowNames = [];
+  if (raw.row_groups) for (const [name, rows] of raw.row_groups) for (let r = 0; r < rows; r++) rowNames.push(name + (name === 'links' ? ' ' : ' t') + r);
+  const rowLabel = row => rowNames[row] || 'tile ' + row;
+
   // The repeat remainder (loop iterations not in detail): [start, end] over the tiles, or null.
   let repeatRange = null;
   for (let i = 0; i < n; i++)
@@ -181,7 +186,7 @@ const TV = {};
   Object.assign(TV, {
     raw, K, meta, offsets, start, end, payload, pMeta, pSent, pRecv, pFlops, pUncal, pKind, pColour, pStripe,
     percentText, UNCALIBRATED_NOTE,
-    n, tiles, span: raw.span, clock: raw.clock_hz, firstSync, repeatRange, COLOURS, kernels, kernelColour, word, rgb,
+    n, tiles, span: raw.span, clock: raw.clock_hz, firstSync, repeatRange, rowLabel, COLOURS, kernels, kernelColour, word, rgb,
     filter, applyFilter, firstEndingAfter, sampleAt, buildFlame, buildOps, peakOf,
     kindName: k => raw.kinds[k],
   });
