@@ -35,7 +35,10 @@ const CV = {};
       const what = m.kind === 0 ? m.operation + ' (' + m.kernel + ')' : raw.kinds[m.kind] + (m.phase ? ' ' + m.phase : '');
       return what + (m.layer >= 0 ? ', layer ' + m.layer : '') + '\n' + start[i] + '..' + end[i] + ' (' + (end[i] - start[i]) + ' cycles)';
     }
-    return { raw, tiles: raw.tiles, span: raw.span, n, meta, offsets, start, end, payload, pMeta, pColour,
+    let repeatStart = Infinity, repeatEnd = 0;  // the repeat remainder (loop iterations not in detail)
+    for (let i = 0; i < n; i++)
+      if (meta[pMeta[payload[i]]].kind === 4) repeatStart = Math.min(repeatStart, start[i]), repeatEnd = Math.max(repeatEnd, end[i]);
+    return { raw, tiles: raw.tiles, span: raw.span, n, meta, offsets, start, end, payload, pMeta, pColour, repeatStart, repeatEnd,
              firstEndingAfter, sampleAt, describe };
   }
 

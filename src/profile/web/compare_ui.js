@@ -84,7 +84,10 @@
     draws: () => view.draws,
   };
   CV.alignOn = alignOn;
-  CV.setRange(CV.lo(), CV.hi());
+  // As model.html: open on the steps in detail when the repeat remainder is most of both calls ("fit": all).
+  const [a, b] = CV.sides, detailEnd = Math.max(a.repeatStart, b.repeatStart);
+  const mostlyRepeat = a.repeatEnd - a.repeatStart > 0.2 * a.span && b.repeatEnd - b.repeatStart > 0.2 * b.span;
+  CV.setRange(CV.lo(), mostlyRepeat ? detailEnd * 1.04 : CV.hi());
   CV.draw();
   CV.drawFlame();
   CV.drawMemory();

@@ -244,7 +244,7 @@
   // when it is most of the call, a click away) and the largest compute costs.
   const rep = TV.repeatRange, whole = TV.maxT() - TV.minT();
   const skipRepeat = rep && rep[1] - rep[0] > 0.2 * whole;
-  TV.setRange(TV.minT(), skipRepeat ? rep[0] + 0.03 * whole : TV.maxT());
+  TV.setRange(TV.minT(), skipRepeat ? rep[0] + 0.04 * (rep[0] - TV.minT()) : TV.maxT());
   const ops = TV.buildOps().sort((a, b) => b.cycles - a.cycles), opCycles = ops.reduce((t, o) => t + o.cycles, 0);
   $('first-view').innerHTML = (skipRepeat ? `Showing the steps recorded in detail; the repeat remainder (cycles ${Math.round(rep[0]).toLocaleString('en-US')}\u2013${Math.round(rep[1]).toLocaleString('en-US')}) ` +
       `and the steps after it: <button id="whole-call" title="Show the whole call (0)">whole call</button> ` : '') +
