@@ -126,6 +126,12 @@ TEST_F(RunJobCli, SeveralChipsWriteOneSystemProfile) {
   EXPECT_EQ(run_tilevit("profile compare " + out + "/profile.tvprof " + out + "/profile.tvprof -o " + out + "/c.html").exit_code, 0);
   ASSERT_EQ(run_tilevit("memory-map " + out + "/model.tvpkg --stage 1 --out " + out + "/m1").exit_code, 0);
   EXPECT_EQ(read_all(out + "/m1/memory.json"), read_all(out + "/memory-stage1.json"));
+  // compile --profile on several chips makes a profiled pipeline package; run profiles it.
+  const std::string pkg = path("x2p.tvpkg");
+  ASSERT_EQ(run_tilevit("compile --preset small --machine test16x2 --profile --profile-granularity kernel --package " + pkg)
+                .exit_code, 0);
+  ASSERT_EQ(run_tilevit("run --package " + pkg + " --inferences 1 --no-reference --out " + path("x2p")).exit_code, 0);
+  EXPECT_TRUE(fs::exists(path("x2p") + "/profile.tvprof"));
   // A pipeline package keeps its profiling options: other flags are refused (exit 2).
   expect_error("run --package " + out + "/model.tvpkg --profile-granularity phase --out " + path("o2"), 2,
                {"--profile-granularity", "cannot change it"});
