@@ -1,11 +1,13 @@
-// Profile files (.tvprof) as `tilevit profile query/diff` read them: decode, every query
-// grouping, step spans and a diff against itself (hashes rewritten first:
-// container_rehash.hpp).
+// Profile files (.tvprof) as `tilevit profile query/diff/compare` read them: decode, every
+// query grouping, step spans, the bounds, a diff and a comparison against itself (hashes
+// rewritten first: container_rehash.hpp).
 #include <vector>
 
 #include "container_rehash.hpp"
 #include "fuzz_support.hpp"
 #include "profile/analysis.hpp"
+#include "profile/bounds.hpp"
+#include "profile/compare.hpp"
 #include "profile/profile_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -18,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       profile::query_profile(p, group);
     profile::step_spans(p);
     profile::diff_profiles(p, p);
+    profile::bound_report(p);
+    profile::compare_profiles(p, p);
   });
   return 0;
 }

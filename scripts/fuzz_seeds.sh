@@ -16,6 +16,10 @@ for source in fuzz/fuzz_*.cpp; do mkdir -p "$corpus/$(basename "$source" .cpp)";
   >/dev/null 2>&1
 "$tilevit" run --preset small --layers 1 --machine "$machine" --inferences 1 --out "$work/run" >/dev/null 2>&1
 cp "$work"/run/*.tvprof "$corpus/fuzz_profile/"
+# A two-chip run's profile: row groups, link rows, micro-batches (docs/PROFILE_FORMAT.md).
+"$tilevit" run --preset small --machine test16x2 --micro-batches 2 --inferences 1 --no-reference --out "$work/run2" \
+  >/dev/null 2>&1
+cp "$work/run2/profile.tvprof" "$corpus/fuzz_profile/system.tvprof"
 "$tilevit" machine > "$corpus/fuzz_machine/c600.machine"
 "$tilevit" machine --machine "$machine" > "$corpus/fuzz_machine/test16.machine"
 "$tilevit" machine --machine test16x2 > "$corpus/fuzz_machine/test16x2.machine"

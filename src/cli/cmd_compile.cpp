@@ -88,15 +88,16 @@ struct CompileCommand {
   // A machine of several chips: the model pipelined over them, each stage's plan searched
   // as --optimization-steps says, or pinned by a pipeline plan file (docs/SCALE_OUT.md).
   int run_pipeline() const {
-    if (steps || kernels || profiling.given())
-      throw Error("--steps, --kernels, --profile-*: not for a machine of several chips (its stages are compiled "
-                  "unprofiled)",
+    if (steps || kernels)
+      throw Error("--steps, --kernels: not for a machine of several chips (list a stage's: compile it for one chip "
+                  "with --layers)",
                   kExitUsage);
     if (!dump_after.empty())
       throw Error("--dump-after: not for a machine of several chips (dump a stage: compile it for one chip with "
                   "--layers)",
                   kExitUsage);
-    return compile_pipeline_command({model, machine_file, package, {compiler::Plan{{}, stream_words}, {}, {}}, json, micro_batches,
+    return compile_pipeline_command({model, machine_file, package, {compiler::Plan{{}, stream_words}, profiling.options(), {}},
+                                     json, micro_batches,
                                      search.for_stages(!plan_file.empty()), search.report_file, plan_file, write_plan});
   }
 

@@ -54,6 +54,12 @@ struct MemoryMapCommand {
     write_text_atomically((dir / "memory.html").string(), html);
 
     const std::uint64_t entries = map.entry_count();
+    std::uint32_t fullest = 0;  // the tile with the most payload bytes live at one phase (its summary)
+    for (std::uint32_t t = 0; t < map.tiles.size(); ++t)
+      if (map.tiles[t].summary.peak_bytes > map.tiles[fullest].summary.peak_bytes) fullest = t;
+    const std::uint32_t fullest_bytes = map.tiles.empty() ? 0 : map.tiles[fullest].summary.peak_bytes;
+    const auto& over_time = map.over_time;
+    const std::string peak_label = over_time.peak_step < over_time.step_labels.size() ? over_time.step_labels[over_time.peak_step] : "";
     if (json) {
       nlohmann::json j{{"out", out_dir},
                        {"tiles", c.machine.tiles},
@@ -61,6 +67,8 @@ struct MemoryMapCommand {
                        {"entries", entries},
                        {"labels", map.labels.size()},
                        {"profiling", c.program.profiling.enabled},
+                       {"fullest_tile", {{"tile", fullest}, {"peak_bytes", fullest_bytes}}},
+                       {"peak_step", {{"step", over_time.peak_step}, {"label", peak_label}, {"bytes", over_time.peak_bytes}}},
                        {"files",
                         {{"memory.json", json_text.size()}, {"memory.png", png.size()}, {"memory.html", html.size()}}}};
       loaded.describe(j, path);
@@ -70,6 +78,8 @@ struct MemoryMapCommand {
       std::printf("%s: %zu allocations on %u tiles (%llu map entries, %zu labels)\n", shown.c_str(),
                   c.program.allocations.size(), c.machine.tiles, static_cast<unsigned long long>(entries),
                   map.labels.size());
+      std::printf("fullest tile %u: %u B live at its peak, step %u (%s)\n", fullest, fullest_bytes, over_time.peak_step,
+                  peak_label.c_str());
       std::printf("wrote %s/memory.json (%zu B), memory.png (%zu B), memory.html (%zu B)\n", out_dir.c_str(),
                   json_text.size(), png.size(), html.size());
     }

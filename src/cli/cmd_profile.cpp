@@ -2,10 +2,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
 #include "profile/analysis.hpp"
+#include "profile/bounds.hpp"
+#include "profile/compare.hpp"
+#include "profile/compare_html.hpp"
 #include "profile/profile_file.hpp"
 #include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
@@ -23,7 +27,7 @@ struct ProfileCommand {
   std::string input, input_b, output, group_by = "kind", format = "html", view = "model";
   std::size_t limit = 20;
   bool json = false;
-  CLI::App *render = nullptr, *query = nullptr, *diff = nullptr;
+  CLI::App *render = nullptr, *query = nullptr, *diff = nullptr, *compare = nullptr;
 
   CommandAction setup(CLI::App& app) {
     app.require_subcommand(1);
@@ -48,12 +52,21 @@ struct ProfileCommand {
     diff->add_option("b", input_b, "second profile")->required();
     diff->add_option("--limit", limit, "steps and operations to list")->capture_default_str();
     diff->add_flag("--json", json, "print one JSON object");
+    compare = app.add_subcommand("compare",
+                                 "write compare.html (both timelines on one axis, steps, operations and kernels by cycle "
+                                 "difference, flame-graph difference, memory peaks) and print where the cycles moved");
+    compare->add_option("a", input, "first profile (A)")->required();
+    compare->add_option("b", input_b, "second profile (B); differences are B - A")->required();
+    compare->add_option("-o,--output", output, "the page to write (compare.html)")->required();
+    compare->add_option("--limit", limit, "rows of each table to print")->capture_default_str();
+    compare->add_flag("--json", json, "print one JSON object");
     return [this] { return run(); };
   }
 
   int run() {
     if (render->parsed()) return run_render();
     if (query->parsed()) return run_query();
+    if (compare->parsed()) return run_compare();
     return run_diff();
   }
 
@@ -92,7 +105,17 @@ struct ProfileCommand {
                            {"calibrated_share", compute ? 1.0 - double(uncalibrated) / double(compute) : 1.0}}},
                          {"model_validation", target::model_validation_json()},
                          {"rows", nlohmann::json::array()}};
-      for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) out["rows"].push_back(profile::to_json(rows[i]));
+      const profile::BoundReport bounds = profile::bound_report(p);
+      std::map<std::string, const profile::BoundRow*> bound_rows;  // the operation rows' bounds
+      if (!one_layer && group_by == "operation")
+        for (const auto& b : bounds.operations) bound_rows[b.key] = &b;
+      for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
+        nlohmann::json row = profile::to_json(rows[i]);
+        if (const auto it = bound_rows.find(rows[i].key); it != bound_rows.end() && it->second->bound > 0)
+          row["bound_tile_cycles"] = it->second->bound, row["achieved_over_bound"] = it->second->ratio();
+        out["rows"].push_back(std::move(row));
+      }
+      out["bounds"] = profile::to_json(bounds, SIZE_MAX);
       std::cout << out.dump(1) << "\n";
       return kExitOk;
     }
@@ -110,6 +133,10 @@ struct ProfileCommand {
                 percent_text(compute - uncalibrated, compute).c_str(), with_commas(compute).c_str(),
                 one_layer ? "all tiles, one encoder layer" : "all tiles, every loop iteration");
     std::printf("%s\n", target::model_validation_line().c_str());
+    if (const auto bounds = profile::bound_report(p); bounds.available && bounds.call_bound > 0)
+      std::printf("lower bound of the call: %s cycles (plan_bound: all tiles at peak, no exchange or sync); "
+                  "achieved/bound %.2f (--json: per operation and per step)\n",
+                  with_commas(std::uint64_t(bounds.call_bound)).c_str(), double(p.span) / bounds.call_bound);
     const std::size_t shown = std::min(limit, rows.size());
     int width = int(group_by.size());  // names are never cut: the column is as wide as the longest
     for (std::size_t i = 0; i < shown; ++i) width = std::max(width, int(rows[i].key.size()));
@@ -167,6 +194,46 @@ struct ProfileCommand {
       std::printf("  %-*s %14s -> %14s  %s\n", width, o.operation.c_str(), with_commas(o.cycles_a).c_str(),
                   with_commas(o.cycles_b).c_str(), signed_commas(std::int64_t(o.cycles_b - o.cycles_a)).c_str());
     }
+  }
+
+  // One table of a comparison: name, A, B, B - A; names are never cut.
+  void print_compare_rows(const char* title, const char* first, const std::vector<profile::CompareRow>& rows) const {
+    const std::size_t shown = std::min(limit, rows.size());
+    if (shown == 0) return;
+    int width = int(std::string(first).size());
+    for (std::size_t i = 0; i < shown; ++i) width = std::max(width, int(rows[i].key.size()));
+    auto cell = [](std::int64_t v) { return v < 0 ? std::string("-") : with_commas(std::uint64_t(v)); };
+    std::printf("%s:\n  %-*s %14s    %14s  %s\n", title, width, first, "A", "B", "B - A");
+    for (std::size_t i = 0; i < shown; ++i)
+      std::printf("  %-*s %14s -> %14s  %s\n", width, rows[i].key.c_str(), cell(rows[i].cycles_a).c_str(),
+                  cell(rows[i].cycles_b).c_str(), signed_commas(rows[i].delta()).c_str());
+    if (rows.size() > shown) std::printf("  (%zu more; --limit)\n", rows.size() - shown);
+  }
+
+  int run_compare() {
+    const auto a = profile::read_profile(input);
+    const auto b = profile::read_profile(input_b);
+    const auto r = profile::compare_profiles(a, b);
+    write_text_atomically(output, profile::render_compare_html(a, b, input, input_b));
+    for (const auto& w : r.diff.warnings) std::fprintf(stderr, "tilevit: warning: %s\n", w.c_str());
+    if (json) {
+      nlohmann::json out = profile::to_json(r, limit);
+      out["a"] = input, out["b"] = input_b, out["output"] = output;
+      out["sides"] = profile::compare_sides_json(a, b);
+      std::cout << out.dump(1) << "\n";
+      return kExitOk;
+    }
+    for (const auto& d : r.differences) std::printf("different %s\n", d.c_str());
+    std::printf("span: %s -> %s cycles (%s)\n", with_commas(r.diff.span_a).c_str(), with_commas(r.diff.span_b).c_str(),
+                signed_commas(r.diff.span_delta).c_str());
+    std::printf("steps: %zu, their cycles sum to each span: %s -> %s (%s)\n", r.steps.size(),
+                with_commas(std::uint64_t(r.steps_total_a)).c_str(), with_commas(std::uint64_t(r.steps_total_b)).c_str(),
+                signed_commas(r.steps_total_b - r.steps_total_a).c_str());
+    print_compare_rows("steps by cycle difference (whole call)", "step", r.steps);
+    print_compare_rows("operations by difference (compute tile-cycles)", "operation", r.operations);
+    print_compare_rows("kernel kinds by difference (compute tile-cycles)", "kernel", r.kernels);
+    std::fprintf(stderr, "tilevit: wrote %s\n", output.c_str());
+    return kExitOk;
   }
 
   int run_diff() {

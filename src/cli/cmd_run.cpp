@@ -26,6 +26,7 @@
 #include "job/run_job.hpp"
 #include "mpi/mpi_world.hpp"
 #include "package/verified_package.hpp"
+#include "profile/profile_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "system/pipeline_device.hpp"
@@ -91,6 +92,9 @@ struct RunCommand {
         ->check(finite_real(0, 1, true))
         ->capture_default_str();
     app.add_flag("--json", json, "print one JSON object");
+    app.add_option("--compare-with", compare_with,
+                   "also write compare.html beside model.html: this run (B) against this profile (A), e.g. an earlier "
+                   "run's profile.tvprof (docs/VIEWERS.md)");
     app.add_flag("--mpi", mpi,
                  "a machine of several chips over MPI ranks, one per chip or run of chips (under mpirun; "
                  "taken without the flag when mpirun started the process)");
@@ -186,6 +190,7 @@ struct RunCommand {
     s.lock_timeout = lock_timeout;
     s.reports = reports;
     s.progress = progress;
+    if (compare_profile_) s.compare_with = &*compare_profile_, s.compare_with_name = compare_with;
     const std::string seed = std::to_string(model.seed);
     const RunEcho echo{!model.model_dir.empty()  ? model.model_dir
                        : model.weights.empty() ? "random test model, seed " + seed
@@ -249,15 +254,13 @@ struct RunCommand {
   // A machine of several chips, or a pipeline's package, before any work: what every
   // rank checks alike (an error here ends each rank on its own). The chips of the run.
   std::uint32_t check_several(const mpi::World* world) {
-    if (const std::string flag = profiling.detail_flag(); !flag.empty())
-      throw Error(flag + ": not for a machine of several chips yet (its stages record no profile; --no-profile is "
-                         "accepted)",
-                  kExitUsage);
+
     std::uint32_t chips = 0;
     if (!package_file.empty()) {
       if (app_->count("--machine")) require_pipeline_package(package_file, machine_file);
       auto loaded = system::load_pipeline(package_file);
       pipeline_ = std::move(loaded.pipeline);
+      check_profiling_flags(pipeline_->stages.front().executable.program.profiling, profiling.options());
       check_package_flags(pipeline_->stages.front().executable, pipeline_->machine);
       if (micro_batches)
         require_same(package_file, "--micro-batches", std::to_string(*micro_batches),
@@ -292,7 +295,8 @@ struct RunCommand {
       if (out) {
         const auto t0 = std::chrono::steady_clock::now();
         system::CompiledPipeline p =
-            compile_for(model, machine_file, {compiler::Plan{{}, stream_words}, {}, {}}, search.for_stages(!plan_file.empty()), plan_file);
+            compile_for(model, machine_file, {compiler::Plan{{}, stream_words}, profiling.options(), {}},
+                        search.for_stages(!plan_file.empty()), plan_file);
         p.micro_batches = micro_batches.value_or(1);
         write_bytes_atomically(package.path, system::encode_pipeline(p).bytes());
         write_search_report(search.report_file, p);
@@ -333,6 +337,11 @@ struct RunCommand {
     model.apply_threads();
     const compiler::ProfilingOptions profiling_options = profiling.options();  // bad flags fail before any work
     check_flags();
+    if (!compare_with.empty()) {  // read before the output directory is cleared: it may hold the file
+      if (!profiling_options.enabled)
+        throw Error("--compare-with with --no-profile: the comparison needs this run's profile (drop one)", kExitUsage);
+      compare_profile_ = profile::read_profile(compare_with);
+    }
     if (!is_pipeline_machine(machine_file) && !is_pipeline_package(package_file)) return run_one_chip(profiling_options);
     if (!(mpi || mpi::started_by_mpirun())) return run_several(nullptr, check_several(nullptr));
     const mpi::World world;
@@ -350,6 +359,8 @@ struct RunCommand {
   std::optional<compiler::Executable> chip_;             // what runs: one chip's package,
   std::optional<system::CompiledPipeline> pipeline_;     // or a pipeline's
   std::string package_sha_;
+  std::string compare_with;
+  std::optional<profile::Profile> compare_profile_;
 };
 
 RunCommand command;

@@ -63,6 +63,7 @@ const std::string& examples_of(const std::string& command) {
                   "  tilevit profile query tilevit-out/profile.tvprof --group-by phase\n"
                   "  tilevit profile query tilevit-out/profile.tvprof --view layer --group-by operation\n"
                   "  tilevit profile diff a.tvprof b.tvprof\n"
+                  "  tilevit profile compare heuristic/profile.tvprof tilevit-out/profile.tvprof -o compare.html\n"
                   "  tilevit profile render tilevit-out/profile.tvprof -o model.html\n"},
   };
   static const std::string none;

@@ -95,4 +95,15 @@ LowerBound plan_lower_bound(const Graph& graph, const target::MachineDescription
   return b;
 }
 
+std::vector<OperationBound> operation_lower_bounds(const Graph& graph, const target::MachineDescription& machine) {
+  std::vector<OperationBound> out;
+  for (const auto* ops : {&graph.prologue, &graph.body, &graph.epilogue})
+    for (const Op& op : *ops) {
+      const OpWork w = op_work(graph, machine, op);
+      const double executions = ops == &graph.body ? std::max(1u, graph.loop_count) : 1;
+      out.push_back(OperationBound{op.name, (w.matrix + w.vector) * executions});
+    }
+  return out;
+}
+
 }  // namespace tilevit::compiler

@@ -8,6 +8,7 @@
 // base. The plan search reports its result's gap to it.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "compiler/graph.hpp"
 #include "target/machine.hpp"
@@ -25,5 +26,15 @@ struct LowerBound {
 };
 
 LowerBound plan_lower_bound(const Graph& graph, const target::MachineDescription& machine);
+
+// The same bound per graph operation: its work in tile-cycles over every execution of one
+// call (a loop body op counted loop_count times), matrix and vector parts together. Spread
+// over all tiles it is that op's share of plan_lower_bound (before rounding). Profiles record
+// it (operation_bounds, docs/PROFILE_FORMAT.md) for `profile query`'s achieved/bound ratio.
+struct OperationBound {
+  std::string name;         // the graph op's name, as profiles name operations
+  double tile_cycles = 0;
+};
+std::vector<OperationBound> operation_lower_bounds(const Graph& graph, const target::MachineDescription& machine);
 
 }  // namespace tilevit::compiler

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include "package/sha256.hpp"
 #include "support/atomic_file.hpp"
@@ -30,8 +31,17 @@ bool is_input(const fs::path& file, const std::vector<std::string>& inputs) {
 const std::vector<std::string>& run_output_names() {
   static const std::vector<std::string> names = {"run.json",   "embeddings.npy", "model.tvpkg", "profile.tvprof",
                                                  "model.html", "trace.json",     "memory.json", "memory.png",
-                                                 "memory.html"};
+                                                 "memory.html", "compare.html"};
   return names;
+}
+
+bool is_stage_memory_output(const std::string& name) {
+  constexpr std::string_view prefix = "memory-stage";
+  if (name.rfind(prefix, 0) != 0) return false;
+  std::size_t i = prefix.size();
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  const std::string_view rest = std::string_view(name).substr(i);
+  return i > prefix.size() && (rest == ".json" || rest == ".png" || rest == ".html");
 }
 
 OutputDirectory::OutputDirectory(const std::string& dir, const std::vector<std::string>& inputs) : dir_(dir) {
@@ -55,7 +65,10 @@ OutputDirectory::OutputDirectory(const std::string& dir, const std::vector<std::
   }
   sweep_stale_temporaries(dir);
   // run.json first: an interrupted clean-up leaves no report describing other files.
-  for (const std::string& name : run_output_names()) {
+  std::vector<std::string> names = run_output_names();
+  for (const auto& entry : fs::directory_iterator(dir, ec))  // a pipeline's memory-stage<N>.*
+    if (is_stage_memory_output(entry.path().filename().string())) names.push_back(entry.path().filename().string());
+  for (const std::string& name : names) {
     const fs::path file = path(name);
     if (!is_input(file, inputs) && fs::is_regular_file(fs::symlink_status(file, ec)) && !fs::remove(file, ec) && ec)
       throw Error("--out " + dir + ": cannot remove " + name + " of an earlier run: " + ec.message(), kExitResource);

@@ -16,8 +16,10 @@
 
 namespace tilevit::job {
 
-// The names of every file a run may write into its directory.
+// The names of every file a run may write into its directory, besides a pipeline's
+// memory-stage<N>.json, .png and .html (is_stage_memory_output).
 const std::vector<std::string>& run_output_names();
+bool is_stage_memory_output(const std::string& name);
 
 class OutputDirectory {
  public:

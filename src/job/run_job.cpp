@@ -200,10 +200,7 @@ RunReport run_job(const RunPackage& package, const RunSettings& s, const RunInpu
   record_output(report, "embeddings.npy", out->path("embeddings.npy"));
   if (!s.save_embeddings.empty()) formats::write_npy(s.save_embeddings, shape, last);
   sink->result(report);
-  if (package.chip)
-    write_views(package, *out, report, s.progress);
-  else
-    s.progress("a machine of several chips: no profile, viewers or memory maps yet (issue 32)");
+  write_views(package, *out, report, s);
   sink->finished(report);
   out->commit();
   return report;

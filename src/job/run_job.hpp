@@ -19,6 +19,7 @@
 #include "compiler/calibration_coverage.hpp"
 #include "device/runner.hpp"
 #include "job/output_directory.hpp"
+#include "profile/profile.hpp"
 #include "system/pipeline.hpp"
 
 namespace tilevit::job {
@@ -51,6 +52,9 @@ struct RunSettings {
   // no checks, no outputs.
   bool reports = true;
   std::function<void(const std::string&)> progress;
+  // --compare-with: compare.html of this run (B) against this profile (A), read before the run.
+  const profile::Profile* compare_with = nullptr;
+  std::string compare_with_name;
 };
 
 // The host inputs: the weights (the whole model where references are computed, else
@@ -117,10 +121,10 @@ RunReport run_job(const RunPackage& package, const RunSettings& settings, const 
                   const std::function<std::unique_ptr<device::Runner>()>& make_runner, OutputDirectory* out,
                   RunSink* sink);
 
-// The profile (when the package records one) and the memory map of a one-chip run,
-// next to run.json, recorded in `report` (outputs, or a warning when one cannot be written).
-void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report,
-                 const std::function<void(const std::string&)>& progress);
+// The profile (when the package records one) and the memory map of a run, next to
+// run.json (several chips: one profile of the system, memory-stage<N>.* per stage), recorded in `report` (outputs, or a warning when one cannot be written).
+// With settings.compare_with also compare.html. Progress lines go to settings.progress.
+void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report, const RunSettings& settings);
 
 // Where the modelled cycles go, over all tiles: the totals of a whole-call profile.
 TileActivity tile_activity(const compiler::Executable& chip);

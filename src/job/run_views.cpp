@@ -4,12 +4,15 @@
 #include <filesystem>
 #include <functional>
 
+#include "compiler/plan_bound.hpp"
 #include "job/run_job.hpp"
+#include "profile/compare_html.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
 #include "profile/memory_map_json.hpp"
 #include "profile/memory_png.hpp"
 #include "profile/profile_file.hpp"
+#include "profile/system_profile.hpp"
 #include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
 #include "support/atomic_file.hpp"
@@ -25,47 +28,138 @@ TileActivity tile_activity(const compiler::Executable& chip) {
           share(profile::SampleKind::exchange)};
 }
 
-void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report,
-                 const std::function<void(const std::string&)>& progress) {
-  auto attempt = [&](const char* name, const std::function<void(const std::string&)>& write) {
+namespace {
+
+// Writes one viewer; a viewer that cannot be written is a warning, never a lost run.
+struct ViewWriter {
+  OutputDirectory& out;
+  RunReport& report;
+  const std::function<void(const std::string&)>& progress;
+
+  void attempt(const std::string& name, const std::function<void(const std::string&)>& write) {
     const std::string path = out.output(name);
     try {
       write(path);
       record_output(report, name, path);
       const std::uint64_t bytes = report.outputs.back().bytes;
       if (bytes > (std::uintmax_t{30} << 20) && std::filesystem::path(name).extension() == ".html")
-        progress(std::string("warning: ") + name + " is " + std::to_string(bytes >> 20) +
+        progress("warning: " + name + " is " + std::to_string(bytes >> 20) +
                  " MiB: browsers open it slowly (fewer --profile-iterations or a coarser --profile-granularity)");
     } catch (const std::exception& e) {  // Error, or a viewer's own fault: the result stands
-      progress(std::string("warning: ") + name + " not written: " + e.what());
-      report.warnings.push_back(std::string(name) + " not written: " + e.what());
+      progress("warning: " + name + " not written: " + e.what());
+      report.warnings.push_back(name + " not written: " + e.what());
     }
-  };
-  const compiler::Executable& chip = *package.chip;
-  const auto& program = chip.program;
-  const model::ViTConfig& config = chip.config;
-  if (program.profiling.enabled) {
+  }
+
+  // profile.tvprof, model.html, trace.json and, with --compare-with, compare.html.
+  void profile_views(const profile::Profile& p, const RunSettings& settings) {
     progress("writing profile, model.html, trace.json");
-    auto p = profile::build_profile(chip.machine, program, program.profiling.detail);
-    p.package_sha256 = package.sha256;
-    p.model = config.name + ", " + std::to_string(config.layers) + (config.layers == 1 ? " layer" : " layers") +
-              ", batch " + std::to_string(config.batch);
-    p.plan = package.plan_origin;  // the viewers' header names it
     attempt("profile.tvprof", [&](const std::string& path) { profile::write_profile(path, p); });
     attempt("model.html", [&](const std::string& path) {
       write_text_atomically(path, profile::render_timeline_html(p, profile::peaks_of(p)));
     });
     attempt("trace.json", [&](const std::string& path) { write_text_atomically(path, profile::chrome_trace_json(p)); });
-  } else {
-    progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
+    if (settings.compare_with)  // A: the given profile, B: this run
+      attempt("compare.html", [&](const std::string& path) {
+        write_text_atomically(path, profile::render_compare_html(*settings.compare_with, p, settings.compare_with_name,
+                                                                 "this run (" + out.output("profile.tvprof") + ")"));
+      });
   }
-  progress("writing memory.json, memory.png, memory.html");
+
+  // memory<suffix>.json, .png, .html.
+  void memory_views(const profile::MemoryMap& map, const std::string& suffix) {
+    progress("writing memory" + suffix + ".json, .png, .html");
+    attempt("memory" + suffix + ".json", [&](const std::string& path) {
+      write_text_atomically(path, profile::to_json(map).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    });
+    attempt("memory" + suffix + ".png", [&](const std::string& path) { write_bytes_atomically(path, profile::render_memory_png(map)); });
+    attempt("memory" + suffix + ".html", [&](const std::string& path) { write_text_atomically(path, profile::render_memory_html(map)); });
+  }
+};
+
+std::string model_text(const model::ViTConfig& config) {
+  return config.name + ", " + std::to_string(config.layers) + (config.layers == 1 ? " layer" : " layers") + ", batch " +
+         std::to_string(config.batch);
+}
+
+// A chip's profile with its memory peaks and operation bounds.
+profile::Profile chip_profile(const compiler::Executable& chip, const profile::MemoryMap& map) {
+  auto p = profile::build_profile(chip.machine, chip.program, chip.program.profiling.detail);
+  for (const auto& tile : map.tiles) p.tile_peak_bytes.push_back(tile.summary.peak_bytes);
+  return p;
+}
+
+// A pipeline's views (docs/SCALE_OUT.md, "Profiles"): memory-stage<N>.* per stage as
+// `memory-map --stage N` writes them, and one profile of the whole system: each stage's
+// profile at the cycles the schedule runs its micro-batches, the links as rows of their own.
+void write_system_views(const RunPackage& package, ViewWriter& views, const RunSettings& settings) {
+  const system::CompiledPipeline& pipeline = *package.pipeline;
+  const std::uint32_t count = static_cast<std::uint32_t>(pipeline.stages.size());
+  const bool profiled = pipeline.stages.front().executable.program.profiling.enabled;
+  std::vector<profile::Profile> stages;
+  std::vector<std::uint64_t> busy;  // per stage: its cycles plus its outgoing link
+  std::vector<profile::SystemLinkRun> links;
+  for (std::uint32_t s = 0; s < count; ++s) {
+    const compiler::Executable& chip = pipeline.stages[s].executable;
+    auto map = profile::build_memory_map(chip.machine, chip.program, chip.program.profiling.enabled);
+    map.stage = profile::MemoryMapStage{s, count};
+    views.memory_views(map, "-stage" + std::to_string(s));
+    const std::uint64_t link = s < pipeline.links.size() ? pipeline.links[s].cost.cycles() : 0;
+    if (s < pipeline.links.size())
+      links.push_back({"link chip " + std::to_string(pipeline.links[s].from_chip) + " -> " + std::to_string(pipeline.links[s].to_chip),
+                       pipeline.links[s].bytes, link});
+    if (profiled) stages.push_back(chip_profile(chip, map));
+    busy.push_back((profiled ? stages.back().span : pipeline.stages[s].stats.estimated_cycles) + link);
+  }
+  if (!profiled) {
+    settings.progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
+    return;
+  }
+  // The schedule of the call's micro-batches (system::pipeline_makespan's recurrence).
+  std::vector<std::vector<std::uint64_t>> starts(pipeline.micro_batches, std::vector<std::uint64_t>(count));
+  std::vector<std::uint64_t> free_at(count, 0);
+  for (std::uint32_t i = 0; i < pipeline.micro_batches; ++i) {
+    std::uint64_t arrival = 0;
+    for (std::uint32_t s = 0; s < count; ++s) {
+      starts[i][s] = std::max(free_at[s], arrival);
+      arrival = free_at[s] = system::stage_end(free_at[s], arrival, busy[s]);
+    }
+  }
+  const std::string chips = "x" + std::to_string(count);  // the system's name: "test16x2"
+  const std::string& chip_name = pipeline.machine.name;
+  const bool named = chip_name.size() > chips.size() && chip_name.ends_with(chips);
+  auto p = profile::system_profile(named ? chip_name : chip_name + chips, stages, links, starts, free_at.back());
+  p.package_sha256 = package.sha256;
+  p.model = model_text(pipeline.stages.front().executable.config) + ", " + std::to_string(pipeline.micro_batches) +
+            (pipeline.micro_batches == 1 ? " micro-batch" : " micro-batches") + " over " + std::to_string(count) + " chips";
+  p.plan = package.plan_origin;
+  views.profile_views(p, settings);
+}
+
+}  // namespace
+
+void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report, const RunSettings& settings) {
+  ViewWriter views{out, report, settings.progress};
+  if (package.pipeline) {
+    write_system_views(package, views, settings);
+    return;
+  }
+  const compiler::Executable& chip = *package.chip;
+  const auto& program = chip.program;
   const auto map = profile::build_memory_map(chip.machine, program, program.profiling.enabled);
-  attempt("memory.json", [&](const std::string& path) {
-    write_text_atomically(path, profile::to_json(map).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  });
-  attempt("memory.png", [&](const std::string& path) { write_bytes_atomically(path, profile::render_memory_png(map)); });
-  attempt("memory.html", [&](const std::string& path) { write_text_atomically(path, profile::render_memory_html(map)); });
+  if (program.profiling.enabled) {
+    auto p = chip_profile(chip, map);
+    for (const auto& b : compiler::operation_lower_bounds(compiler::build_vit_graph(chip.config, chip.numerics), chip.machine))
+      p.operation_bounds.push_back({b.name, std::uint64_t(b.tile_cycles + 0.5)});
+    p.package_sha256 = package.sha256;
+    p.model = model_text(chip.config);
+    p.plan = package.plan_origin;  // the viewers' header names it
+    views.profile_views(p, settings);
+  } else {
+    settings.progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
+    if (settings.compare_with) report.warnings.push_back("compare.html not written: the package records no profile");
+  }
+  views.memory_views(map, "");
 }
 
 }  // namespace tilevit::job

@@ -6,11 +6,12 @@
 #include <string_view>
 
 #include "profile/memory_map_json.hpp"
+#include "profile/web_page.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::profile {
 namespace web {
-extern const std::string_view memory_html;  // generated: src/profile/CMakeLists.txt
+extern const std::string_view memory_html, memory_time_js;  // generated: src/profile/CMakeLists.txt
 }
 
 namespace {
@@ -40,6 +41,8 @@ std::string render_memory_html(const MemoryMap& map) {
   out.append(page.substr(0, at));
   out += script_safe(data);
   out.append(page.substr(at + kMarker.size()));
+  fill(out, "TIME_DATA", "<script id=\"memory-time\" type=\"application/json\">" + script_safe_json(over_time_json(map)) + "</script>");
+  fill(out, "TIME_SCRIPT", "<script>\n" + std::string(web::memory_time_js) + "</script>");
   return out;
 }
 

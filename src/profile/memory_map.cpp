@@ -128,11 +128,15 @@ std::vector<PendingEntry> shared_entries(const target::MachineDescription& machi
   return shared;
 }
 
+std::string allocation_label(const compiler::Allocation& a) {
+  return a.request.label + ", " + std::string(compiler::to_string(a.request.kind));
+}
+
 PendingEntry program_entry(const compiler::Allocation& a, std::uint32_t shards, std::uint32_t last_phase,
                            LabelTable& labels) {
   PendingEntry e;
   e.entry.kind = memory_kind(a.request.kind);
-  e.entry.label = labels.intern(a.request.label + ", " + std::string(compiler::to_string(a.request.kind)));
+  e.entry.label = labels.intern(allocation_label(a));
   e.entry.start = a.address;
   e.entry.payload_end = e.entry.end = a.address + a.request.bytes;
   e.whole = compiler::is_whole_program(a.request.kind);
@@ -245,6 +249,9 @@ MemoryMap build_memory_map(const target::MachineDescription& machine, const comp
     for (const PendingEntry& e : pending) tile.entries.push_back(e.entry);
     tile.summary = tile_summary(stats[t], static_cast<std::uint32_t>(by_tile[t].size()), padding_bytes);
   }
+  map.over_time = memory_over_time(program, machine.tiles, [&](std::uint32_t i) {  // labels interned above
+    return labels.intern(allocation_label(program.allocations[i]));
+  });
   map.labels = labels.take();
   return map;
 }

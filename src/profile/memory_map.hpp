@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/program.hpp"
+#include "profile/memory_over_time.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::profile {
@@ -98,6 +99,7 @@ struct MemoryMap {
   // Interned "<allocation label>, <kind>" strings, in order of first appearance.
   std::vector<std::string> labels;
   std::vector<MemoryTile> tiles;  // logical order
+  MemoryOverTime over_time;       // per step: the fullest tile's and the chip's live bytes by purpose
 
   std::uint64_t entry_count() const;
   bool operator==(const MemoryMap&) const = default;

@@ -160,6 +160,26 @@ std::string entry_columns(const MemoryMap& map) {
 
 }  // namespace
 
+// Memory over time (memory_over_time.hpp): per step by purpose, the peak and what makes it.
+json over_time_json(const MemoryMap& map) {
+  const MemoryOverTime& m = map.over_time;
+  json purposes = json::array(), largest = json::array();
+  for (const char* name : kMemoryPurposeNames) purposes.push_back(name);
+  for (const MemoryAtPeak& a : m.largest)
+    largest.push_back({{"label", a.label}, {"name", a.label < map.labels.size() ? map.labels[a.label] : std::string()}, {"purpose", kMemoryPurposeNames[std::size_t(a.purpose)]}, {"bytes", a.bytes}, {"start", a.start}});
+  return {{"purposes", std::move(purposes)},
+          {"fullest_tile", m.fullest_tile},
+          {"step_labels", m.step_labels},
+          {"fullest", m.fullest},
+          {"chip", m.chip},
+          {"peak",
+           {{"step", m.peak_step},
+            {"phase", m.peak_phase},
+            {"label", m.peak_step < m.step_labels.size() ? m.step_labels[m.peak_step] : std::string()},
+            {"bytes", m.peak_bytes},
+            {"largest", std::move(largest)}}}};
+}
+
 json to_json(const MemoryMap& map) {
   json tiles = json::array();
   for (const MemoryTile& tile : map.tiles) tiles.push_back(tile_json(tile));
@@ -186,6 +206,7 @@ json to_json(const MemoryMap& map) {
   out["program_allocations"] = map.program_allocations;
   out["entries"] = map.entry_count();
   out["labels"] = map.labels;
+  out["over_time"] = over_time_json(map);
   out["tiles"] = std::move(tiles);
   return out;
 }

@@ -10,9 +10,9 @@
 
 namespace tilevit::profile {
 
-inline constexpr int kMemoryMapSchemaVersion = 2;  // 2: lifetimes in phases
+inline constexpr int kMemoryMapSchemaVersion = 3;  // 2: lifetimes in phases; 3: over_time
 
-// memory.json (schema_version 1). Deterministic: the same map gives the same text.
+// memory.json (schema_version 3). Deterministic: the same map gives the same text.
 nlohmann::json to_json(const MemoryMap& map);
 
 // memory.html's data: the same map as compact columnar JSON text, one array per entry
@@ -21,5 +21,9 @@ nlohmann::json to_json(const MemoryMap& map);
 // consistent: an empty SRAM range, or an entry outside it or with its payload_end outside
 // [start, end].
 std::string to_columnar_json(const MemoryMap& map);
+
+// Memory over time (MemoryMap::over_time): memory.json's "over_time" and memory.html's
+// #memory-time data. Schema: docs/MEMORY_MAP.md, "Memory over time".
+nlohmann::json over_time_json(const MemoryMap& map);
 
 }  // namespace tilevit::profile

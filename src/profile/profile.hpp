@@ -69,6 +69,25 @@ struct Profile {
   std::uint64_t span = 0;      // cycles of the whole call
   std::array<std::uint64_t, kSampleKinds> tile_cycles{};  // summed over tiles, every iteration counted
   std::uint64_t uncalibrated_compute_cycles = 0;  // of tile_cycles[compute], likewise
+  // Per tile, the most payload bytes live at one phase (the memory map's peak_bytes);
+  // empty when not recorded (profiles written before it, or made without the map).
+  std::vector<std::uint32_t> tile_peak_bytes;
+  // Per graph operation, its lower bound in tile-cycles over the whole call
+  // (compiler::operation_lower_bounds, rounded); empty when not recorded.
+  struct OperationBound {
+    std::string name;
+    std::uint64_t tile_cycles = 0;
+    bool operator==(const OperationBound&) const = default;
+  };
+  std::vector<OperationBound> operation_bounds;
+  // Rows in named groups, in order (a multi-chip profile: "chip 0" .. and "links"); their
+  // rows sum to `tiles`. Empty: every row is a tile of one chip.
+  struct RowGroup {
+    std::string name;
+    std::uint32_t rows = 0;
+    bool operator==(const RowGroup&) const = default;
+  };
+  std::vector<RowGroup> row_groups;
   std::vector<StepMeta> meta;
   std::vector<std::vector<Sample>> samples;  // per tile, in time order, not overlapping
 };

@@ -23,7 +23,7 @@ std::vector<std::byte> text_bytes(const std::string& text) {
 nlohmann::json header_json(const Profile& p) {
   nlohmann::json totals;
   for (std::size_t k = 0; k < kSampleKinds; ++k) totals[std::string(to_string(SampleKind(k)))] = p.tile_cycles[k];
-  return {{"format", "tilevit-profile"},
+  nlohmann::json j{{"format", "tilevit-profile"},
           {"version", kProfileFormatVersion},
           {"machine",
            {{"name", p.machine_name},
@@ -41,6 +41,16 @@ nlohmann::json header_json(const Profile& p) {
           {"span_cycles", p.span},
           {"tile_cycles", totals},
           {"uncalibrated_compute_cycles", p.uncalibrated_compute_cycles}};
+  if (!p.tile_peak_bytes.empty()) j["tile_peak_bytes"] = p.tile_peak_bytes;  // optional: the memory map's peaks
+  if (!p.row_groups.empty()) {  // optional: a multi-chip profile's chips and links
+    nlohmann::json& groups = j["row_groups"] = nlohmann::json::array();
+    for (const auto& g : p.row_groups) groups.push_back({g.name, g.rows});
+  }
+  if (!p.operation_bounds.empty()) {  // optional: per operation, its lower bound in tile-cycles
+    nlohmann::json& bounds = j["operation_bounds"] = nlohmann::json::array();
+    for (const auto& b : p.operation_bounds) bounds.push_back({b.name, b.tile_cycles});
+  }
+  return j;
 }
 
 void read_header(const nlohmann::json& j, Profile& p) {
@@ -73,6 +83,31 @@ void read_header(const nlohmann::json& j, Profile& p) {
   if (p.uncalibrated_compute_cycles > p.tile_cycles[std::size_t(SampleKind::compute)])
     throw Error("uncalibrated_compute_cycles " + std::to_string(p.uncalibrated_compute_cycles) +
                 " exceeds tile_cycles.compute " + std::to_string(p.tile_cycles[std::size_t(SampleKind::compute)]));
+  if (const auto peaks = j.find("tile_peak_bytes"); peaks != j.end()) {  // optional (profiles before it have none)
+    if (!peaks->is_array() || peaks->size() != p.tiles)
+      throw Error("tile_peak_bytes: expected an array of " + std::to_string(p.tiles) + " entries");
+    p.tile_peak_bytes.reserve(p.tiles);
+    for (const auto& v : *peaks) p.tile_peak_bytes.push_back(json_integer<std::uint32_t>(v, "tile_peak_bytes"));
+  }
+  if (const auto groups = j.find("row_groups"); groups != j.end()) {  // optional
+    std::uint64_t rows = 0;
+    if (!groups->is_array() || groups->size() > p.tiles) throw Error("row_groups: expected an array of [name, rows]");
+    for (const auto& g : *groups) {
+      if (!g.is_array() || g.size() != 2 || !g[0].is_string() || g[0].get_ref<const std::string&>().size() > kMaxText)
+        throw Error("row_groups: expected [name, rows] entries");
+      p.row_groups.push_back({g[0].get<std::string>(), json_integer<std::uint32_t>(g[1], "row_groups")});
+      rows += p.row_groups.back().rows;
+    }
+    if (rows != p.tiles) throw Error("row_groups: " + std::to_string(rows) + " rows for " + std::to_string(p.tiles) + " tiles");
+  }
+  if (const auto bounds = j.find("operation_bounds"); bounds != j.end()) {  // optional
+    if (!bounds->is_array() || bounds->size() > kMaxMeta) throw Error("operation_bounds: expected an array of [name, cycles]");
+    for (const auto& b : *bounds) {
+      if (!b.is_array() || b.size() != 2 || !b[0].is_string() || b[0].get_ref<const std::string&>().size() > kMaxText)
+        throw Error("operation_bounds: expected [name, cycles] entries");
+      p.operation_bounds.push_back({b[0].get<std::string>(), json_integer<std::uint64_t>(b[1], "operation_bounds")});
+    }
+  }
 }
 
 }  // namespace

@@ -7,12 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profile/bounds.hpp"
 #include "profile/html_escape.hpp"
+#include "profile/web_page.hpp"
 #include "support/error.hpp"
 
 // The page parts, compiled in from src/profile/web/ (src/profile/CMakeLists.txt).
 namespace tilevit::profile::web {
-extern const std::string_view timeline_html, timeline_css, timeline_data_js, timeline_draw_js, timeline_panels_js,
+extern const std::string_view columns_js, timeline_html, timeline_css, timeline_data_js, timeline_draw_js, timeline_panels_js,
     timeline_ui_js;
 }
 
@@ -86,7 +88,9 @@ struct PayloadHash {
   }
 };
 
-nlohmann::json data_json(const Profile& p, const TimelinePeaks& peaks) {
+}  // namespace
+
+nlohmann::json timeline_data_json(const Profile& p, const TimelinePeaks& peaks) {
   if (p.samples.size() != p.tiles)
     throw Error("profile: " + std::to_string(p.samples.size()) + " sample lists for " + std::to_string(p.tiles) + " tiles");
   nlohmann::json j;
@@ -105,6 +109,16 @@ nlohmann::json data_json(const Profile& p, const TimelinePeaks& peaks) {
   j["kinds"] = kKindNames;
   j["tile_cycles"] = p.tile_cycles;
   j["uncalibrated_compute_cycles"] = p.uncalibrated_compute_cycles;
+  if (const BoundReport bounds = bound_report(p); bounds.available) {  // ideal against achieved, whole call
+    nlohmann::json ops = nlohmann::json::object();
+    for (const BoundRow& b : bounds.operations) ops[b.key] = {b.achieved, b.bound};
+    j["bounds"] = {{"call", {p.span, bounds.call_bound}}, {"operations", std::move(ops)}};
+  }
+  if (!p.row_groups.empty()) {  // a multi-chip profile: rows by chip, then the links
+    nlohmann::json groups = nlohmann::json::array();
+    for (const auto& g : p.row_groups) groups.push_back({g.name, g.rows});
+    j["row_groups"] = std::move(groups);
+  }
   j["peak_flops_per_tile_cycle"] = {{"fp16", peaks.fp16_flops_per_tile_cycle}, {"fp8", peaks.fp8_flops_per_tile_cycle}};
   // Meta rows as arrays (kind, step, layer, phase, kernel, operation, shape): compact.
   nlohmann::json meta = nlohmann::json::array();
@@ -149,40 +163,17 @@ nlohmann::json data_json(const Profile& p, const TimelinePeaks& peaks) {
   return j;
 }
 
-// Inside <script>, "</script" (any case) would end the element: JSON may write '<' as
-// \u003c in strings, and it is the only place a '<' can occur in JSON text.
-std::string script_safe_json(const nlohmann::json& j) {
-  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (c == '<') out += "\\u003c";
-    else out += c;
-  }
-  return out;
-}
-
-// Replaces the one "<!--TILEVIT:name-->" marker of the page template.
-void fill(std::string& page, std::string_view name, std::string_view text) {
-  const std::string marker = "<!--TILEVIT:" + std::string(name) + "-->";
-  const auto at = page.find(marker);
-  if (at == std::string::npos) throw Error("timeline page template has no " + marker, kExitInternal);
-  page.replace(at, marker.size(), text);
-}
-
-}  // namespace
-
 std::string render_timeline_html(const Profile& profile, const TimelinePeaks& peak_flops_per_tile_cycle) {
   std::string page(web::timeline_html);
   std::string script;
-  for (const auto part : {web::timeline_data_js, web::timeline_draw_js, web::timeline_panels_js,
+  for (const auto part : {web::columns_js, web::timeline_data_js, web::timeline_draw_js, web::timeline_panels_js,
                           web::timeline_ui_js})
     script += std::string(part) + "\n";
   fill(page, "TITLE", html_escape("tilevit timeline: " + profile.model + " on " + profile.machine_name +
                                   (profile.plan.empty() ? "" : ", plan: " + profile.plan)));
   fill(page, "STYLE", "<style>\n" + std::string(web::timeline_css) + "</style>");
   fill(page, "DATA", "<script id=\"tilevit-data\" type=\"application/json\">" +
-                         script_safe_json(data_json(profile, peak_flops_per_tile_cycle)) + "</script>");
+                         script_safe_json(timeline_data_json(profile, peak_flops_per_tile_cycle)) + "</script>");
   fill(page, "SCRIPT", "<script>\n" + script + "</script>");
   return page;
 }

@@ -5,6 +5,8 @@
 // file://. What the page shows and how to drive it: docs/VIEWERS.md.
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "profile/profile.hpp"
 
 namespace tilevit::profile {
@@ -21,6 +23,9 @@ struct TimelinePeaks {
 
 // Deterministic: the same profile gives the same bytes.
 std::string render_timeline_html(const Profile& profile, const TimelinePeaks& peak_flops_per_tile_cycle = {});
+// The page's data (schema_version 1, docs/VIEWERS.md "Embedded data"): also the compare
+// page's, once per side.
+nlohmann::json timeline_data_json(const Profile& profile, const TimelinePeaks& peaks);
 // The peaks the profile recorded from its machine (the C600's when it has none).
 TimelinePeaks peaks_of(const Profile& profile);
 

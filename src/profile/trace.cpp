@@ -1,6 +1,9 @@
 #include "profile/trace.hpp"
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace tilevit::profile {
 
@@ -14,13 +17,31 @@ std::string chrome_trace_json(const Profile& p) {
   };
   const auto us = [](std::int64_t nanoseconds) { return (double(nanoseconds) + 0.25) / 1000.0; };
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"ph", "M"}, {"pid", 0}, {"name", "process_name"}, {"args", {{"name", p.machine_name + ": " + p.model}}}});
+  // One process per row group (a multi-chip profile: per chip, and the links), else one.
+  std::vector<std::pair<std::size_t, std::size_t>> place(p.samples.size());  // row -> (pid, tid)
+  std::vector<std::string> names{p.machine_name + ": " + p.model};
+  if (!p.row_groups.empty()) {
+    names.clear();
+    std::size_t row = 0;
+    for (std::size_t g = 0; g < p.row_groups.size(); ++g) {
+      names.push_back(p.row_groups[g].name + " (" + p.machine_name + ": " + p.model + ")");
+      for (std::uint32_t r = 0; r < p.row_groups[g].rows && row < place.size(); ++r) place[row++] = {g, r};
+    }
+  } else {
+    for (std::size_t row = 0; row < place.size(); ++row) place[row] = {0, row};
+  }
+  for (std::size_t g = 0; g < names.size(); ++g) {
+    events.push_back({{"ph", "M"}, {"pid", g}, {"name", "process_name"}, {"args", {{"name", names[g]}}}});
+    events.push_back({{"ph", "M"}, {"pid", g}, {"name", "process_sort_index"}, {"args", {{"sort_index", g}}}});
+  }
   for (std::size_t tile = 0; tile < p.samples.size(); ++tile) {
     if (p.samples[tile].empty()) continue;
-    events.push_back({{"ph", "M"}, {"pid", 0}, {"tid", tile}, {"name", "thread_name"},
-                      {"args", {{"name", "tile " + std::to_string(tile)}}}});
-    events.push_back({{"ph", "M"}, {"pid", 0}, {"tid", tile}, {"name", "thread_sort_index"},
-                      {"args", {{"sort_index", tile}}}});
+    const auto [pid, tid] = place[tile];
+    const bool link = !p.row_groups.empty() && p.row_groups[pid].name == "links";
+    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"},
+                      {"args", {{"name", (link ? "link " : "tile ") + std::to_string(tid)}}}});
+    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_sort_index"},
+                      {"args", {{"sort_index", tid}}}});
     for (const Sample& s : p.samples[tile]) {
       const StepMeta& m = p.meta[s.meta];
       if (m.kind == SampleKind::idle) continue;  // gaps: keeps the trace small
@@ -39,8 +60,8 @@ std::string chrome_trace_json(const Profile& p) {
         args["words_received"] = s.words_received;
       }
       events.push_back({{"ph", "X"},
-                        {"pid", 0},
-                        {"tid", tile},
+                        {"pid", pid},
+                        {"tid", tid},
                         {"name", name},
                         {"cat", m.kind == SampleKind::compute ? m.kernel : std::string(to_string(m.kind))},
                         {"ts", us(ns(s.start))},

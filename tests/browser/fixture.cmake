@@ -39,3 +39,14 @@ file(COPY_FILE "${OUT}/run/model.html" "${OUT}/model.html")
 tilevit_step(sweep "${SOURCE_DIR}/tests/fixtures/sweeps/small-test16.json" --out "${OUT}/sweep" --json)
 file(COPY_FILE "${OUT}/sweep/pareto.html" "${OUT}/pareto.html")
 file(COPY_FILE "${OUT}/sweep/sweep.json" "${OUT}/pareto.json")
+# compare.html: the small model's searched run against its --optimization-steps 0 run.
+tilevit_step(run --preset small --machine "${machine}" --inferences 1 --no-reference --optimization-steps 0 --out "${OUT}/heuristic")
+tilevit_step(run --preset small --machine "${machine}" --inferences 1 --no-reference --out "${OUT}/searched"
+             --compare-with "${OUT}/heuristic/profile.tvprof")
+file(COPY_FILE "${OUT}/searched/compare.html" "${OUT}/compare.html")
+file(COPY_FILE "${OUT}/heuristic/run.json" "${OUT}/compare-a.json")
+file(COPY_FILE "${OUT}/searched/run.json" "${OUT}/compare-b.json")
+# model-x2.html: one profile of a two-chip pipeline (test16x2, two micro-batches).
+tilevit_step(run --preset small --machine test16x2 --micro-batches 2 --inferences 1 --no-reference --out "${OUT}/x2")
+file(COPY_FILE "${OUT}/x2/model.html" "${OUT}/model-x2.html")
+file(COPY_FILE "${OUT}/x2/run.json" "${OUT}/model-x2.json")

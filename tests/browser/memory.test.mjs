@@ -60,7 +60,7 @@ await run('memory.html', async (browser) => {
   await frames(page);
   const zoomed = await page.evaluate(`${api}.view()`);
   check(Math.abs((zoomed.hi - zoomed.lo) * 2 - (before.hi - before.lo)) < 1, 'zoom in halves the address span');
-  const box = await page.locator('canvas').boundingBox();
+  const box = await page.locator('#canvas').boundingBox();
   await page.mouse.move(box.x + 300, box.y + 100);
   await page.mouse.down();
   await page.mouse.move(box.x + 400, box.y + 100, { steps: 4 });

@@ -199,3 +199,82 @@ TEST(CliProfile, QueryGivesTheCalibratedShareOverallAndPerRow) {
   fs::remove_all(out);
   fs::remove_all(machine_dir);
 }
+
+// `run --compare-with` and `profile compare` (issue 32, item 1): the main job's shape on a
+// tiny model, searched against its --optimization-steps 0 run. The step table's total
+// difference is the difference of the two runs' cycles.
+TEST(CliProfile, CompareTheSearchedRunWithTheHeuristicOne) {
+  const std::string heuristic = run_small("cmp_heuristic", "--optimization-steps 0");
+  const std::string searched = run_small("cmp_searched", "--compare-with " + heuristic + "/profile.tvprof");
+  ASSERT_TRUE(fs::exists(searched + "/compare.html"));
+  const auto report = nlohmann::json::parse(read_all(searched + "/run.json"));
+  EXPECT_TRUE(report["outputs"].contains("compare.html"));
+  auto cycles = [](const std::string& dir) {
+    return nlohmann::json::parse(read_all(dir + "/run.json"))["calls"][0]["device_cycles"].get<std::int64_t>();
+  };
+  const auto r = run_tilevit("profile compare " + heuristic + "/profile.tvprof " + searched + "/profile.tvprof -o " +
+                             searched + "/again.html --json --limit 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"]["total_delta"].get<std::int64_t>(), cycles(searched) - cycles(heuristic));
+  EXPECT_EQ(j["steps"]["total_a"].get<std::int64_t>(), cycles(heuristic));
+  EXPECT_LE(j["steps"]["rows"].size(), 3u);
+  EXPECT_FALSE(j["differences"].empty());  // another package and plan
+  EXPECT_TRUE(j["sides"]["b"].contains("memory_peak"));
+  EXPECT_GT(fs::file_size(searched + "/again.html"), 0u);
+  const auto text = run_tilevit("profile compare " + heuristic + "/profile.tvprof " + searched + "/profile.tvprof -o " +
+                                searched + "/again.html");
+  EXPECT_NE(text.out.find("steps by cycle difference"), std::string::npos);
+  EXPECT_NE(run_tilevit("profile compare --help").out.find("Examples:"), std::string::npos);
+  // One-line errors: no output (2), a bad file (3), --compare-with without a profile (2) or a bad one (3).
+  EXPECT_EQ(run_tilevit("profile compare " + heuristic + "/profile.tvprof " + searched + "/profile.tvprof").exit_code, 2);
+  EXPECT_EQ(run_tilevit("profile compare " + heuristic + "/run.json " + searched + "/profile.tvprof -o x.html").exit_code, 3);
+  const std::string bad = out_dir("cmp_bad");
+  EXPECT_EQ(run_tilevit("run --preset small --machine " + kMachine + " --no-profile --compare-with " + heuristic +
+                        "/profile.tvprof --out " + bad).exit_code, 2);
+  EXPECT_EQ(run_tilevit("run --preset small --machine " + kMachine + " --compare-with " + heuristic + "/run.json --out " + bad)
+                .exit_code, 3);
+}
+
+// profile query --json: the lower bound and achieved/bound per operation and per step; the
+// achieved cycles sum to the call's (issue 32, item 2).
+TEST(CliProfile, QueryGivesBoundsPerOperationAndStep) {
+  const std::string out = run_small("bounds");
+  const auto r = run_tilevit("profile query " + out + "/profile.tvprof --group-by operation --json --limit 500");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& b = j["bounds"];
+  ASSERT_TRUE(b["available"].get<bool>());
+  EXPECT_EQ(b["steps"]["achieved_sum"], b["steps"]["span_cycles"]);
+  EXPECT_EQ(b["steps"]["achieved_sum"].get<std::uint64_t>(), j["span_cycles"].get<std::uint64_t>());
+  EXPECT_EQ(b["operations"]["achieved_sum"], b["operations"]["compute_tile_cycles"]);
+  EXPECT_GT(b["call"]["achieved_over_bound"].get<double>(), 1.0);
+  std::uint64_t compute = 0, bounded = 0;
+  for (const auto& row : j["rows"]) {
+    compute += row["compute_cycles"].get<std::uint64_t>();
+    bounded += row.contains("achieved_over_bound");
+  }
+  EXPECT_EQ(compute, b["operations"]["compute_tile_cycles"].get<std::uint64_t>());
+  EXPECT_GT(bounded, 0u);
+  EXPECT_NE(run_tilevit("profile query " + out + "/profile.tvprof").out.find("lower bound of the call"), std::string::npos);
+}
+
+// memory.json's per-step live bytes peak at exactly the bytes `memory-map` reports for the
+// fullest tile (issue 32, item 3), on a tiny model.
+TEST(CliProfile, MemoryOverTimePeaksAtTheFullestTile) {
+  const std::string out = run_small("memory_time");
+  const auto r = run_tilevit("memory-map " + out + "/model.tvpkg --out " + out + "/map --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto reported = nlohmann::json::parse(r.out);
+  const auto map = nlohmann::json::parse(read_all(out + "/map/memory.json"));
+  std::uint64_t most = 0;
+  for (const auto& step : map["over_time"]["fullest"]) {
+    std::uint64_t live = 0;
+    for (const auto& v : step) live += v.get<std::uint64_t>();
+    most = std::max(most, live);
+  }
+  EXPECT_EQ(most, reported["fullest_tile"]["peak_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(map["over_time"]["fullest_tile"], reported["fullest_tile"]["tile"]);
+  EXPECT_EQ(reported["peak_step"]["bytes"], reported["fullest_tile"]["peak_bytes"]);
+  EXPECT_EQ(read_all(out + "/map/memory.json"), read_all(out + "/memory.json"));  // run writes the same map
+}

@@ -91,13 +91,50 @@ TEST_F(RunJobCli, PipelineRunAcceptsNoProfileAndReportsLikeOneChip) {
   }
 }
 
-// Issue 30: a flag a pipeline cannot honour yet is refused naming it, before any work.
-TEST_F(RunJobCli, ProfileDetailOnSeveralChipsIsRefusedNamingTheFlag) {
-  expect_error("run --preset small --machine test16x2 --profile-granularity kernel --out " + path("o"), 2,
-               {"--profile-granularity", "several chips"});
-  expect_error("run --preset small --machine test16x2 --profile-iterations 2 --out " + path("o"), 2,
-               {"--profile-iterations", "several chips"});
-  EXPECT_FALSE(fs::exists(path("o")));
+// Issue 32, item 4: a multi-chip run writes one profile of the whole system (a group of
+// rows per chip, the link transfers as rows with their bytes and cycles, every
+// micro-batch), model.html, trace.json with a process per chip and the memory files per
+// stage; every profile flag works there, and the link cycles are the package's.
+TEST_F(RunJobCli, SeveralChipsWriteOneSystemProfile) {
+  const std::string out = path("x2");
+  const CliResult r = run_tilevit("run --preset small --machine test16x2 --micro-batches 2 --inferences 1 --no-reference "
+                                  "--profile-granularity kernel --profile-iterations all --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"profile.tvprof", "model.html", "trace.json", "memory-stage0.json", "memory-stage0.png",
+                        "memory-stage0.html", "memory-stage1.json", "memory-stage1.html"})
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  const auto run = nlohmann::json::parse(read_all(out + "/run.json"));
+  const auto q = nlohmann::json::parse(
+      run_tilevit("profile query " + out + "/profile.tvprof --group-by phase --limit 100000 --json").out);
+  EXPECT_EQ(q["span_cycles"], run["calls"][0]["device_cycles"]);
+  EXPECT_EQ(q["tiles"].get<std::uint32_t>(), 2 * 16 + 1);  // two chips' tiles and one link row
+  std::uint64_t link_cycles = 0, link_words = 0, link_rows = 0;
+  for (const auto& row : q["rows"])
+    if (row["key"].get<std::string>().rfind("link chip 0 -> 1, micro-batch ", 0) == 0)
+      link_cycles += row["cycles"].get<std::uint64_t>(), link_words += row["words"].get<std::uint64_t>(), ++link_rows;
+  EXPECT_EQ(link_rows, 2u);  // one per micro-batch
+  EXPECT_EQ(link_cycles, 2 * run["pipeline"]["links"][0]["cycles"].get<std::uint64_t>());
+  EXPECT_EQ(link_words * 4, 2 * run["pipeline"]["links"][0]["bytes"].get<std::uint64_t>());
+  // trace.json: a process per chip and one for the links.
+  std::set<std::string> processes;
+  const auto trace = nlohmann::json::parse(read_all(out + "/trace.json"));
+  for (const auto& e : trace["traceEvents"])
+    if (e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>().substr(0, 6));
+  EXPECT_EQ(processes, (std::set<std::string>{"chip 0", "chip 1", "links "}));
+  // The same queries, diff and compare as one chip; memory files as `memory-map --stage N`.
+  EXPECT_EQ(run_tilevit("profile diff " + out + "/profile.tvprof " + out + "/profile.tvprof").exit_code, 0);
+  EXPECT_EQ(run_tilevit("profile compare " + out + "/profile.tvprof " + out + "/profile.tvprof -o " + out + "/c.html").exit_code, 0);
+  ASSERT_EQ(run_tilevit("memory-map " + out + "/model.tvpkg --stage 1 --out " + out + "/m1").exit_code, 0);
+  EXPECT_EQ(read_all(out + "/m1/memory.json"), read_all(out + "/memory-stage1.json"));
+  // compile --profile on several chips makes a profiled pipeline package; run profiles it.
+  const std::string pkg = path("x2p.tvpkg");
+  ASSERT_EQ(run_tilevit("compile --preset small --machine test16x2 --profile --profile-granularity kernel --package " + pkg)
+                .exit_code, 0);
+  ASSERT_EQ(run_tilevit("run --package " + pkg + " --inferences 1 --no-reference --out " + path("x2p")).exit_code, 0);
+  EXPECT_TRUE(fs::exists(path("x2p") + "/profile.tvprof"));
+  // A pipeline package keeps its profiling options: other flags are refused (exit 2).
+  expect_error("run --package " + out + "/model.tvpkg --profile-granularity phase --out " + path("o2"), 2,
+               {"--profile-granularity", "cannot change it"});
 }
 
 // Issue 34, item 1: a pipeline package refuses contradicting flags as a one-chip package does.
@@ -150,8 +187,9 @@ TEST_F(RunJobCli, OutNeverMixesRuns) {
   expect_one_run(out);
   const auto two = run_tilevit("run " + two_ + " --out " + out);
   ASSERT_EQ(two.exit_code, 0) << two.err;
-  for (const char* stale : {"model.html", "trace.json", "profile.tvprof", "memory.json", "memory.png", "memory.html"})
+  for (const char* stale : {"memory.json", "memory.png", "memory.html"})  // a pipeline's: memory-stage<N>.*
     EXPECT_FALSE(fs::exists(out + "/" + stale)) << stale;
+  EXPECT_TRUE(fs::exists(out + "/memory-stage1.json"));
   expect_one_run(out);
   const std::string nan = checkpoint(true);
   expect_error("run " + one_ + " --weights " + nan + " --out " + out, 3, {"NaN"});

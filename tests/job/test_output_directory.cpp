@@ -80,3 +80,12 @@ TEST_F(OutputDirectoryTest, OneRunAtATime) {
 
 }  // namespace
 }  // namespace tilevit::job
+
+// A pipeline's memory files per stage are outputs too (removed by the next run); other
+// names that look alike are not.
+TEST(OutputDirectory, StageMemoryFilesAreOutputs) {
+  for (const char* name : {"memory-stage0.json", "memory-stage12.png", "memory-stage1.html"})
+    EXPECT_TRUE(tilevit::job::is_stage_memory_output(name)) << name;
+  for (const char* name : {"memory-stage.json", "memory-stage1.txt", "memory-stage1.json.bak", "xmemory-stage1.json"})
+    EXPECT_FALSE(tilevit::job::is_stage_memory_output(name)) << name;
+}

@@ -72,7 +72,7 @@ Decoded decode_png(const std::vector<std::byte>& bytes) {
 TEST(memoryMap, SchemaAndEveryAllocationInsideSram) {
   const auto& j = small_map_json();
   const auto& m = target::test16();
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["start"], m.sram_base);
   EXPECT_EQ(j["end"], m.sram_end());
   ASSERT_EQ(j["tiles"].size(), m.tiles);
@@ -110,7 +110,7 @@ TEST(memoryMapJson, HasTheDocumentedSchemaFields) {
   const auto& j = small_map_json();
   using Keys = std::set<std::string>;
   EXPECT_EQ(keys_of(j), (Keys{"schema_version", "machine", "profiling", "start", "end", "steps", "loop", "kinds",
-                              "regions", "reserved", "program_allocations", "entries", "labels", "tiles"}));
+                              "regions", "reserved", "program_allocations", "entries", "labels", "over_time", "tiles"}));
   EXPECT_EQ(keys_of(j["machine"]), (Keys{"name", "tiles", "rows", "columns", "sram_base", "sram_end"}));
   EXPECT_EQ(j["machine"]["name"], map.machine.name);
   EXPECT_EQ(j["machine"]["sram_base"], "0x" + [&] {

@@ -6,20 +6,7 @@ const TV = {};
 {
   const raw = JSON.parse(document.getElementById('tilevit-data').textContent);
 
-  // One base64 column into its typed array (little-endian, as written by the renderer).
-  function decode(column) {
-    const text = atob(column.base64);
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    const n = column.length;
-    switch (column.type) {
-      case 'u8': return bytes;
-      case 'u16': return new Uint16Array(bytes.buffer, 0, n);
-      case 'u32': return new Uint32Array(bytes.buffer, 0, n);
-      case 'f64': return new Float64Array(bytes.buffer, 0, n);
-    }
-    throw new Error('unknown column type ' + column.type);
-  }
+  const decode = TVColumns.decode;
 
   const K = { compute: 0, idle: 1, sync: 2, exchange: 3, repeat: 4, graph: 5 };
   const meta = raw.meta.map(m => ({ kind: m[0], step: m[1], layer: m[2], phase: m[3], kernel: m[4], operation: m[5], shape: m[6] }));
@@ -42,6 +29,17 @@ const TV = {};
   // is 0 unless a profile records a staggered start.
   let firstSync = 0;
   for (let t = 0; t < tiles; t++) if (offsets[t] < offsets[t + 1]) firstSync = Math.max(firstSync, start[offsets[t]]);
+
+  // Row labels: "tile N", or in a multi-chip profile "<group> N" (chip 0 .. , links).
+  const rowNames = [];
+  if (raw.row_groups) for (const [name, rows] of raw.row_groups) for (let r = 0; r < rows; r++) rowNames.push(name + (name === 'links' ? ' ' : ' t') + r);
+  const rowLabel = row => rowNames[row] || 'tile ' + row;
+
+  // The repeat remainder (loop iterations not in detail): [start, end] over the tiles, or null.
+  let repeatRange = null;
+  for (let i = 0; i < n; i++)
+    if (pKind[payload[i]] === K.repeat)
+      repeatRange = repeatRange ? [Math.min(repeatRange[0], start[i]), Math.max(repeatRange[1], end[i])] : [start[i], end[i]];
 
   // Colours: canvas ImageData words are little-endian RGBA, i.e. 0xAABBGGRR.
   function rgb(hex) { const v = parseInt(hex.slice(1), 16); return [v >> 16, (v >> 8) & 255, v & 255]; }
@@ -102,11 +100,7 @@ const TV = {};
   }
 
   // First sample of a tile that ends after cycle t (binary search; samples are in time order).
-  function firstEndingAfter(tile, t) {
-    let lo = offsets[tile], hi = offsets[tile + 1];
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (end[mid] <= t) lo = mid + 1; else hi = mid; }
-    return lo;
-  }
+  function firstEndingAfter(tile, t) { return TVColumns.firstEndingAfter(offsets, end, tile, t); }
   // The sample of a tile covering cycle t, or -1.
   function sampleAt(tile, t) {
     const i = firstEndingAfter(tile, t);
@@ -172,8 +166,9 @@ const TV = {};
         o.flops += pFlops[p]; o.peakFlops += d * peakOf(m.kernel);
       }
     }
-    const clock = raw.clock_hz;
+    const clock = raw.clock_hz, bounds = raw.bounds ? raw.bounds.operations : {};
     return [...ops.values()].map(o => {
+      const b = bounds[o.operation];  // [achieved, bound] tile-cycles over the whole call
       o.tileMax = Math.max(o.tileMax, o.tileAcc); o.tileSum += o.tileAcc;
       const seconds = o.cycles / clock;  // tile-seconds
       return {
@@ -183,6 +178,7 @@ const TV = {};
         achieved: seconds > 0 ? o.flops / seconds : 0,  // FLOP/s per tile while it runs
         peak: seconds > 0 ? o.peakFlops / seconds : 0,
         utilisation: o.peakFlops > 0 ? o.flops / o.peakFlops : 0,
+        bound: b ? b[1] : 0, ratio: b && b[1] > 0 ? b[0] / b[1] : 0,
       };
     });
   }
@@ -190,7 +186,7 @@ const TV = {};
   Object.assign(TV, {
     raw, K, meta, offsets, start, end, payload, pMeta, pSent, pRecv, pFlops, pUncal, pKind, pColour, pStripe,
     percentText, UNCALIBRATED_NOTE,
-    n, tiles, span: raw.span, clock: raw.clock_hz, firstSync, COLOURS, kernels, kernelColour, word, rgb,
+    n, tiles, span: raw.span, clock: raw.clock_hz, firstSync, repeatRange, rowLabel, COLOURS, kernels, kernelColour, word, rgb,
     filter, applyFilter, firstEndingAfter, sampleAt, buildFlame, buildOps, peakOf,
     kindName: k => raw.kinds[k],
   });

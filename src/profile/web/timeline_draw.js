@@ -140,7 +140,7 @@
     ctx.fillStyle = '#555'; ctx.font = '10px system-ui, sans-serif'; ctx.textBaseline = 'middle';
     const every = Math.max(1, Math.ceil(12 / rowH));
     for (let row = Math.ceil(first / every) * every; row < last; row += every)
-      ctx.fillText('tile ' + row, 4, Math.max(6, row * rowH - top + rowH / 2));
+      ctx.fillText(TV.rowLabel(row), 4, Math.max(6, row * rowH - top + rowH / 2));
     ctx.strokeStyle = '#ccc'; ctx.beginPath(); ctx.moveTo(LABEL_W - 0.5, 0); ctx.lineTo(LABEL_W - 0.5, H); ctx.stroke();
     // Pinned sample outline and the clicked-cycle cursor.
     if (view.pinned >= 0) {

@@ -26,6 +26,8 @@
       ['granularity', `${esc(r.granularity)}, ${r.iterations_in_detail >= r.loop[2] ? 'all' : r.iterations_in_detail} of ${r.loop[2]} iteration(s) in detail`],
       ['origin', v.origin === 'sync' ? `initial sync, cycle ${int(TV.firstSync)}` : 'cycle 0'],
     ];
+    if (r.bounds && r.bounds.call[1] > 0)
+      items.push(['lower bound', `<span title="the plan search's: all tiles at peak, no exchange or sync">${int(r.bounds.call[1])} cycles, achieved ${(r.span / r.bounds.call[1]).toFixed(2)}x</span>`]);
     $('stats').innerHTML = items.map(([k, val]) => `<span>${k}: <b>${val}</b></span>`).join('');
   }
 
@@ -148,9 +150,12 @@
     ['calibrated', 'calibrated', r => TV.percentText(r.cycles - r.uncal, r.cycles)],
     ['achieved', 'achieved FLOP/s/tile', r => si(r.achieved, '')], ['peak', 'peak FLOP/s/tile', r => si(r.peak, '')],
     ['utilisation', '% of peak', r => (100 * r.utilisation).toFixed(1)],
+    ['bound', 'bound', r => r.bound ? int(r.bound) : '\u2013'], ['ratio', 'achieved/bound', r => r.ratio ? r.ratio.toFixed(2) : '\u2013'],
   ];
   const TIPS = { calibrated: 'share of the cycles from measured kernels (the rest is derived: docs/FIDELITY.md)', balance: 'max over tiles of the per-tile total cycles / mean over the tiles that ran it',
                  achieved: 'FLOPs / (total cycles / clock): the rate of a tile while it runs the operation',
+                 bound: 'lower bound in tile-cycles over the whole call (the plan search\'s: all tiles at peak, no exchange or sync; docs/PROFILE_FORMAT.md)',
+                 ratio: 'compute tile-cycles of the whole call / bound (1.00 = at the bound)',
                  peak: 'matrix-unit peak of the kernels (FP8 or FP16) x clock', utilisation: 'FLOPs / (cycles x peak FLOP per cycle)' };
   function drawOps() {
     if (!ops.rows) ops.rows = TV.buildOps();

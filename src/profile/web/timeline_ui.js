@@ -240,7 +240,19 @@
   // First draw right away, so the page is usable (and data-drawn set) without waiting a frame.
   // Rows fill the timeline when the tiles fit at 1-16 px, else 1 px and a scroll bar.
   setRowHeightControl(Math.max(1, Math.min(16, Math.floor(window.innerHeight * 0.62 / TV.tiles))));
-  TV.setRange(TV.minT(), TV.maxT());
+  // The first screen shows where the time goes: the steps in detail (the repeat remainder,
+  // when it is most of the call, a click away) and the largest compute costs.
+  const rep = TV.repeatRange, whole = TV.maxT() - TV.minT();
+  const skipRepeat = rep && rep[1] - rep[0] > 0.2 * whole;
+  TV.setRange(TV.minT(), skipRepeat ? rep[0] + 0.04 * (rep[0] - TV.minT()) : TV.maxT());
+  const ops = TV.buildOps().sort((a, b) => b.cycles - a.cycles), opCycles = ops.reduce((t, o) => t + o.cycles, 0);
+  $('first-view').innerHTML = (skipRepeat ? `Showing the steps recorded in detail; the repeat remainder (cycles ${Math.round(rep[0]).toLocaleString('en-US')}\u2013${Math.round(rep[1]).toLocaleString('en-US')}) ` +
+      `and the steps after it: <button id="whole-call" title="Show the whole call (0)">whole call</button> ` : '') +
+    'Largest costs (compute tile-cycles in detail):' + ops.slice(0, 5).map(o =>
+      `<span class="cost" data-op="${TV.esc(o.operation)}" title="search it">${TV.esc(o.operation)} ${TV.percentText(o.cycles, opCycles)}</span>`).join('');
+  if (skipRepeat) $('whole-call').onclick = fit;
+  $('first-view').addEventListener('click', e => { const c = e.target.closest('.cost'); if (c) TV.setSearch(c.dataset.op); });
+  window.tilevitTimeline.repeatRange = () => rep && rep.slice();
   TV.legend(); TV.updateStats(); TV.drawFlame(); TV.drawOps(); focusChip();
   TV.draw();
 }
