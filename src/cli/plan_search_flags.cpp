@@ -1,9 +1,7 @@
 #include "cli/plan_search_flags.hpp"
 
-#include "cli/capacity.hpp"
 #include "cli/model_options.hpp"
 #include "cli/validators.hpp"
-#include "compiler/plan_search.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
@@ -64,25 +62,11 @@ void apply_plan_file(const std::string& path, const compiler::PlanTarget& target
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
                                compiler::CompileOptions options, const std::string& plan_file,
                                const SearchFlags& search) {
-  const compiler::PlanTarget target = compiler::plan_target(graph.config, machine);
-  if (!plan_file.empty()) apply_plan_file(plan_file, target, search, options);
-  compiler::PlanSearchOptions so;
-  so.steps = search.steps_for(!plan_file.empty());
-  so.max_seconds = search.seconds;
-  so.threads = static_cast<std::uint32_t>(std::max(1, host_threads()));
-  so.progress = progress;
-  std::optional<compiler::PlanSearchResult> found;
-  try {
-    found.emplace(compiler::search_plan(graph, machine, options, so));
-  } catch (const compiler::DoesNotFit& e) {
-    if (plan_file.empty()) throw_does_not_fit(graph, machine, options, e);
-    throw Error(plan_file + ": the model does not fit with this plan: " + compiler::describe(e.overflow()),
-                kExitBadInput);
-  }
-  PlannedCompile out{std::move(found->compiled),
-                     compiler::PlanFile{target, found->plan},
-                     std::nullopt};
-  if (so.steps > 0 || !search.report_file.empty()) out.report = compiler::plan_search_report_json(found->report);
+  if (!plan_file.empty())
+    apply_plan_file(plan_file, compiler::plan_target(graph.config, machine), search, options);
+  PlannedCompile out = job::compile_planned(
+      graph, machine, options, plan_file,
+      {search.steps_for(!plan_file.empty()), search.seconds, !search.report_file.empty(), progress});
   if (!search.report_file.empty()) write_text_atomically(search.report_file, out.report->dump(1) + "\n");
   return out;
 }

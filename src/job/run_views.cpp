@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "job/capacity.hpp"
 #include "job/run_job.hpp"
 #include "profile/memory_html.hpp"
 #include "profile/memory_map.hpp"
@@ -25,6 +26,16 @@ TileActivity tile_activity(const compiler::Executable& chip) {
           share(profile::SampleKind::exchange)};
 }
 
+profile::Profile call_profile(const RunPackage& package) {
+  const compiler::Executable& chip = *package.chip;
+  const model::ViTConfig& config = chip.config;
+  auto p = profile::build_profile(chip.machine, chip.program, chip.program.profiling.detail);
+  p.package_sha256 = package.sha256;
+  p.model = config.name + ", " + layers_text(config.layers) + ", batch " + std::to_string(config.batch);
+  p.plan = package.plan_origin;  // the viewers' header names it
+  return p;
+}
+
 void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report,
                  const std::function<void(const std::string&)>& progress) {
   auto attempt = [&](const char* name, const std::function<void(const std::string&)>& write) {
@@ -43,14 +54,9 @@ void write_views(const RunPackage& package, OutputDirectory& out, RunReport& rep
   };
   const compiler::Executable& chip = *package.chip;
   const auto& program = chip.program;
-  const model::ViTConfig& config = chip.config;
   if (program.profiling.enabled) {
     progress("writing profile, model.html, trace.json");
-    auto p = profile::build_profile(chip.machine, program, program.profiling.detail);
-    p.package_sha256 = package.sha256;
-    p.model = config.name + ", " + std::to_string(config.layers) + (config.layers == 1 ? " layer" : " layers") +
-              ", batch " + std::to_string(config.batch);
-    p.plan = package.plan_origin;  // the viewers' header names it
+    const profile::Profile p = call_profile(package);
     attempt("profile.tvprof", [&](const std::string& path) { profile::write_profile(path, p); });
     attempt("model.html", [&](const std::string& path) {
       write_text_atomically(path, profile::render_timeline_html(p, profile::peaks_of(p)));
