@@ -6,6 +6,7 @@ resident), three calls with the seed's default image, each checked against the F
     PYTHONPATH=build/python /usr/bin/python3 bench/python_main_job.py [--layers N] [--cli build/tilevit]
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -45,7 +46,6 @@ def main():
             cli_seconds = time.perf_counter() - t0
             cli_bytes = open(out + "/e.npy", "rb").read()
             with open(out + "/model.tvpkg", "rb") as f:
-                import hashlib
                 cli_sha = hashlib.sha256(f.read()).hexdigest()
         py_seconds, result, cosine, sha = python_job(args.layers)
         print(json.dumps({"cli_seconds": round(cli_seconds, 2), "python_seconds": round(py_seconds, 2),

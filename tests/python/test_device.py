@@ -88,3 +88,16 @@ def test_plan_round_trip(small_program):
     pinned = tilevit.compile(model="small", machine="test16", plan=small_program.plan)
     assert pinned.estimated_cycles == small_program.estimated_cycles
     assert pinned.plan == small_program.plan
+
+
+def test_image_paths_equal_the_cli(small_program, tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from conftest import cli
+    pixels = np.random.default_rng(2).integers(0, 256, (40, 48, 3), dtype=np.uint8)
+    plt.imsave(tmp_path / "image.png", pixels)
+    cli("run", "--preset", "small", "--machine", "test16", "--image", tmp_path / "image.png", "--out", tmp_path / "out",
+        "--save-embeddings", tmp_path / "e.npy", "--json")
+    result = tilevit.Device(small_program)([str(tmp_path / "image.png")])
+    assert open(tmp_path / "e.npy", "rb").read().endswith(result.embeddings.tobytes())
