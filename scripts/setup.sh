@@ -7,7 +7,11 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ccache pkg-config
   nlohmann-json3-dev libcli11-dev libpng-dev libjpeg-dev libssl-dev zlib1g-dev
   libdnnl-dev ocl-icd-opencl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  chromium openmpi-bin libopenmpi-dev slurm-wlm munge)
+  chromium openmpi-bin libopenmpi-dev slurm-wlm munge
+  python3 python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pandas python3-pytest python3-matplotlib)
+# python3-dev, pybind11-dev, python3-pybind11: the Python package tilevit (src/python, built
+# into build/python for Debian's /usr/bin/python3); python3-numpy, python3-pandas: its arrays
+# and tables; python3-pytest: its tests (tests/python); python3-matplotlib: examples/.
 # openmpi-bin, libopenmpi-dev: multi-chip runs with one MPI rank per chip (docs/SCALE_OUT.md),
 # `tilevit sweep --mpi` (src/mpi) and their tests under mpirun;
 # slurm-wlm, munge: `tilevit sweep --slurm` and the test that starts a single-node Slurm

@@ -14,8 +14,6 @@
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
 #include "compiler/program_dump.hpp"
-#include "compiler/program_walk.hpp"
-#include "compiler/exchange_bounds.hpp"
 #include "package/program_codec.hpp"
 #include <algorithm>
 #include "support/atomic_file.hpp"
@@ -206,7 +204,7 @@ struct CompileCommand {
     j["model_validation"] = target::model_validation_json();
     if (kernels) j["kernel_maxima"] = kernel_maxima_json(compiler::kernel_maxima(machine, compiled.executable.program));
     if (planned.report) j["optimization"] = *planned.report;
-    if (steps) j["steps"] = steps_json(machine, compiled.executable.program);
+    if (steps) j["steps"] = job::steps_json(machine, compiled.executable.program);
     // With the package on standard output, the report goes to stderr.
     std::ostream& report = report_on_stderr() ? std::cerr : std::cout;
     if (json) {
@@ -218,46 +216,6 @@ struct CompileCommand {
       report << compiler::coverage_text(coverage) << "\n" << target::model_validation_line() << "\n";
     }
     return kExitOk;
-  }
-
-  // One row per superstep: its modelled cycles (compute by kind on the slowest tile,
-  // exchange as scheduled, phase overhead) and the exchange's floors.
-  static nlohmann::json steps_json(const target::MachineDescription& machine, const compiler::CompiledProgram& p) {
-    nlohmann::json rows = nlohmann::json::array();
-    const auto costs = compiler::step_costs(machine, p);
-    for (std::size_t i = 0; i < p.steps.size(); ++i) {
-      const auto& c = costs[i];
-      const auto& step = p.steps[i];
-      const compiler::ExchangeBounds bounds = compiler::exchange_bounds(machine, step);
-      const compiler::StepCoverage slowest = compiler::slowest_tile_coverage(machine, step);
-      nlohmann::json kinds = nlohmann::json::object();
-      for (std::size_t k = 0; k < compiler::kKernelKinds; ++k)
-        if (slowest.kinds[k].cycles > 0)
-          kinds[std::string(compiler::kernel_name(static_cast<compiler::KernelKind>(k)))] = slowest.kinds[k].cycles;
-      rows.push_back({{"step", i},
-                      {"label", step.label},
-                      {"in_loop", compiler::in_loop(p, static_cast<std::uint32_t>(i))},
-                      {"kernel_calls", step.compute.size()},
-                      {"entry_skew_cycles", c.entry_skew},
-                      {"compute_cycles", c.compute},
-                      {"compute_uncalibrated_cycles", c.compute_uncalibrated},
-                      {"kind_cycles", kinds},
-                      {"local_copy_cycles", slowest.local_copy_cycles},
-                      {"transfers", step.exchange.size()},
-                      {"waves", step.waves},
-                      {"exchange_cycles", c.exchange},
-                      {"sync_cycles", c.sync},
-                      // the yardsticks of the schedule (exchange_bounds.hpp): payload floors (the
-                      // cycles pieces occupy a tile's lane in or out), per phase and summed over
-                      // its waves, and the bound the [exchange] rules add
-                      {"receive_floor_cycles", bounds.receive_floor},
-                      {"send_floor_cycles", bounds.send_floor},
-                      {"floor_cycles", bounds.floor()},
-                      {"wave_floor_cycles", bounds.wave_floor},
-                      {"rule_bound_cycles", bounds.rule_bound},
-                      {"local_copies", step.local_copies.size()}});
-    }
-    return rows;
   }
 
   // One "name: value" line per figure (numbers with thousands separators, strings bare),

@@ -103,23 +103,6 @@ struct RunCommand {
     return [this] { return run(); };
   }
 
-  // Where the package's plan came from, in a few words: the search (and what it gained),
-  // a plan file, a given package, or the heuristic. Not part of the profile's identity:
-  // two runs of one package compare equal (profile diff).
-  std::string plan_origin(const std::optional<nlohmann::json>& optimization) const {
-    if (optimization && optimization->at("steps").get<std::uint32_t>() > 0) {
-      const auto& r = *optimization;
-      char ratio[32];
-      std::snprintf(ratio, sizeof ratio, "%.4f", r.at("result_vs_baseline").get<double>());
-      return "searched, " + std::to_string(r.at("candidates_compiled").get<std::uint32_t>()) + " candidates, " + ratio +
-             "x the heuristic plan's cycles" + (plan_file.empty() ? "" : ", from " + plan_file);
-    }
-    if (!plan_file.empty()) return "pinned by " + plan_file;
-    if (!package_file.empty()) return "as compiled into " + package_file;
-    return "heuristic (--optimization-steps 0)";
-  }
-
-
   // What a package records is fixed when it is compiled: a flag asking otherwise is an error.
   void check_profiling_flags(const compiler::ProfilingOptions& built, const compiler::ProfilingOptions& asked) const {
     if (!profiling.given() || built == asked || (!built.enabled && !asked.enabled)) return;
@@ -247,7 +230,7 @@ struct RunCommand {
       package.sha256 = loaded.sha256;
     }
     package.chip = &*chip_;
-    package.plan_origin = plan_origin(package.optimization);
+    package.plan_origin = job::plan_origin(package.optimization, plan_file, package_file);
     return execute(package, weights, images, &out, [&] { return std::make_unique<device::Device>(*chip_); }, 1, true);
   }
 

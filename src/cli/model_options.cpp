@@ -166,8 +166,6 @@ void ModelOptions::apply_threads() const {
   set_host_threads(threads);
 }
 
-std::string layers_text(int layers) { return std::to_string(layers) + (layers == 1 ? " layer" : " layers"); }
-
 namespace {
 bool progress_off = false;
 }

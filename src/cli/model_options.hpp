@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "job/capacity.hpp"
 #include "model/config.hpp"
 #include "model/numerics_config.hpp"
 #include "model/weights.hpp"
@@ -60,8 +61,7 @@ int checkpoint_layers(const std::string& weights_path);
 // the OpenMP runtime fail to create them.
 int max_host_threads();
 
-// "1 layer", "27 layers".
-std::string layers_text(int layers);
+using job::layers_text;  // "1 layer", "27 layers"
 
 // Progress lines for steps that take more than a moment (stderr, never stdout).
 void progress(const std::string& message);

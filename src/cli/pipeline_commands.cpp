@@ -7,6 +7,7 @@
 
 #include "cli/package_flags.hpp"
 #include "cli/plan_search_flags.hpp"
+#include "job/compile_job.hpp"
 #include "package/verified_package.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
@@ -88,7 +89,7 @@ system::CompiledPipeline compile_for(const ModelOptions& model, const std::strin
   progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
            ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
   std::optional<system::CompiledPipeline> compiled;
-  with_plan_file_errors(plan_file, [&] {
+  job::with_plan_file_errors(plan_file, [&] {
     compiled.emplace(system::compile_pipeline(config, model.numerics(), machine, options, search, pinned));
   });
   return std::move(*compiled);

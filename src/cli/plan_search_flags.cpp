@@ -1,10 +1,7 @@
 #include "cli/plan_search_flags.hpp"
 
-#include "cli/capacity.hpp"
 #include "cli/model_options.hpp"
 #include "cli/validators.hpp"
-#include "compiler/levers.hpp"
-#include "compiler/plan_search.hpp"
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
@@ -62,46 +59,15 @@ void apply_plan_file(const std::string& path, const compiler::PlanTarget& target
 
 }  // namespace
 
-void with_plan_file_errors(const std::string& plan_file, const std::function<void()>& work) {
-  try {
-    work();
-  } catch (const compiler::DoesNotFit&) {
-    throw;
-  } catch (const Error& e) {
-    // A pin the compiler refuses ("compiler: pinned GEMM grid ... for op X: ...") is a
-    // fault of the file that pinned it: named, and a bad input.
-    const std::string message = e.what();
-    const std::string prefix = "compiler: ";
-    if (plan_file.empty() || e.exit_code() != kExitUsage || message.rfind(prefix, 0) != 0) throw;
-    throw Error(plan_file + ": " + message.substr(prefix.size()), kExitBadInput);
-  }
-}
 
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
                                compiler::CompileOptions options, const std::string& plan_file,
                                const SearchFlags& search) {
-  const compiler::PlanTarget target = compiler::plan_target(graph.config, machine);
-  if (!plan_file.empty()) apply_plan_file(plan_file, target, search, options);
-  compiler::PlanSearchOptions so;
-  so.steps = search.steps_for(!plan_file.empty());
-  so.max_seconds = search.seconds;
-  so.threads = static_cast<std::uint32_t>(std::max(1, host_threads()));
-  so.progress = progress;
-  std::optional<compiler::PlanSearchResult> found;
-  try {
-    with_plan_file_errors(plan_file, [&] {
-      if (!plan_file.empty()) compiler::check_plan_pins_every_op(graph, options.plan);
-      found.emplace(compiler::search_plan(graph, machine, options, so));
-    });
-  } catch (const compiler::DoesNotFit& e) {
-    if (plan_file.empty()) throw_does_not_fit(graph, machine, options, e);
-    throw Error(plan_file + ": the model does not fit with this plan: " + compiler::describe(e.overflow()),
-                kExitBadInput);
-  }
-  PlannedCompile out{std::move(found->compiled),
-                     compiler::PlanFile{target, found->plan},
-                     std::nullopt};
-  if (so.steps > 0 || !search.report_file.empty()) out.report = compiler::plan_search_report_json(found->report);
+  if (!plan_file.empty())
+    apply_plan_file(plan_file, compiler::plan_target(graph.config, machine), search, options);
+  PlannedCompile out = job::compile_planned(
+      graph, machine, options, plan_file,
+      {search.steps_for(!plan_file.empty()), search.seconds, !search.report_file.empty(), progress});
   if (!search.report_file.empty()) write_text_atomically(search.report_file, out.report->dump(1) + "\n");
   return out;
 }

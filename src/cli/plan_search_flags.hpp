@@ -12,6 +12,7 @@
 
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
+#include "job/compile_job.hpp"
 #include "system/pipeline.hpp"
 
 namespace tilevit::cli {
@@ -41,21 +42,13 @@ struct SearchFlags {
   CLI::App* app_ = nullptr;
 };
 
-struct PlannedCompile {
-  compiler::CompiledModel compiled;
-  compiler::PlanFile plan;               // what --write-plan writes: target, every grid, W
-  std::optional<nlohmann::json> report;  // the search's, when one ran or a report was asked for
-};
+using job::PlannedCompile;
 
 // Compiles `graph` with `options`, pinned by `plan_file` when given (its W replaces
 // options' unless --exchange-stream-words says otherwise: a usage error), searching when
 // the flags ask; writes the report file. A model that does not fit is one line with the
-// largest batch and layer count that do (capacity.hpp); with a plan, the plan file's error.
-// Both kExitBadInput.
-// Runs `work` (a compile pinned by `plan_file`, when not empty): an error of a pin the
-// compiler refuses becomes an input error naming the file (exit 3).
-void with_plan_file_errors(const std::string& plan_file, const std::function<void()>& work);
-
+// largest batch and layer count that do (job/capacity.hpp); with a plan, the plan file's
+// error. Both kExitBadInput (job::compile_planned).
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
                                compiler::CompileOptions options, const std::string& plan_file,
                                const SearchFlags& search);

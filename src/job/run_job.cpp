@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -94,24 +95,13 @@ std::vector<float> run_calls(const RunPackage& package, const RunSettings& s, co
                              const References& refs, device::Runner& runner, RunReport& report) {
   std::vector<float> last;
   const bool timed = s.time_reference && s.reports;
-  const double clock_hz = double(package.machine().clock_hz);
   for (int i = 0; i < s.inferences; ++i) {
     // Interleaved with the calls, so that both see the same load on a shared machine.
     const double reference_ms = timed ? timed_reference(s, in, refs.fp32, i) : 0;
     s.progress((package.pipeline ? "pipeline: call " : "device: call ") + std::to_string(i + 1) + " of " +
                std::to_string(s.inferences));
     device::CallResult result = runner.call(in.images);
-    CallRecord call;
-    call.index = i;
-    call.images = package.images_per_call();
-    call.device_cycles = result.cycles;
-    call.first_micro_batch_cycles = result.first_cycles;
-    const double seconds = double(result.cycles) / clock_hz;
-    call.device_ms = seconds * 1e3;
-    call.images_per_second = seconds > 0 ? double(call.images) / seconds : 0.0;
-    call.upload_ms = result.upload_seconds * 1e3;
-    call.execute_ms = result.execute_seconds * 1e3;
-    call.download_ms = result.download_seconds * 1e3;
+    CallRecord call = call_record(package, i, result);
     if (timed) call.reference_ms = reference_ms;
     if (s.reports) {
       if (i > 0) report.identical_across_calls &= result.output == last;
@@ -165,6 +155,35 @@ void judge(const RunPackage& package, const RunSettings& s, const References& re
 }
 
 }  // namespace
+
+CallRecord call_record(const RunPackage& package, int index, const device::CallResult& result) {
+  CallRecord call;
+  call.index = index;
+  call.images = package.images_per_call();
+  call.device_cycles = result.cycles;
+  call.first_micro_batch_cycles = result.first_cycles;
+  const double seconds = double(result.cycles) / double(package.machine().clock_hz);
+  call.device_ms = seconds * 1e3;
+  call.images_per_second = seconds > 0 ? double(call.images) / seconds : 0.0;
+  call.upload_ms = result.upload_seconds * 1e3;
+  call.execute_ms = result.execute_seconds * 1e3;
+  call.download_ms = result.download_seconds * 1e3;
+  return call;
+}
+
+std::string plan_origin(const std::optional<nlohmann::json>& optimization, const std::string& plan_file,
+                        const std::string& package_file) {
+  if (optimization && optimization->at("steps").get<std::uint32_t>() > 0) {
+    const auto& r = *optimization;
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.4f", r.at("result_vs_baseline").get<double>());
+    return "searched, " + std::to_string(r.at("candidates_compiled").get<std::uint32_t>()) + " candidates, " + ratio +
+           "x the heuristic plan's cycles" + (plan_file.empty() ? "" : ", from " + plan_file);
+  }
+  if (!plan_file.empty()) return "pinned by " + plan_file;
+  if (!package_file.empty()) return "as compiled into " + package_file;
+  return "heuristic (--optimization-steps 0)";
+}
 
 void record_output(RunReport& report, const std::string& name, const std::string& path) {
   report.outputs.push_back({name, path, file_sha256(path), std::uint64_t(std::filesystem::file_size(path))});

@@ -126,6 +126,20 @@ RunReport run_job(const RunPackage& package, const RunSettings& settings, const 
 // With settings.compare_with also compare.html. Progress lines go to settings.progress.
 void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report, const RunSettings& settings);
 
+// The figures of call `index` from what the runner gave: cycles, device time, host times
+// (no checks: run_job adds them).
+CallRecord call_record(const RunPackage& package, int index, const device::CallResult& result);
+
+// The profile of one call of a one-chip package (its recorded detail), named by the package's
+// SHA-256, model and plan origin: what profile.tvprof and the viewers of a run show.
+profile::Profile call_profile(const RunPackage& package);
+
+// Where the package's plan came from, in a few words (the viewers' header): the search (and
+// what it gained), a plan file, a given package, or the heuristic. Not part of the profile's
+// identity: two runs of one package compare equal (profile diff).
+std::string plan_origin(const std::optional<nlohmann::json>& optimization, const std::string& plan_file,
+                        const std::string& package_file);
+
 // Where the modelled cycles go, over all tiles: the totals of a whole-call profile.
 TileActivity tile_activity(const compiler::Executable& chip);
 

@@ -89,6 +89,27 @@ profile::Profile chip_profile(const compiler::Executable& chip, const profile::M
   return p;
 }
 
+// A one-chip call's profile with its memory peaks, operation bounds, package and plan.
+profile::Profile call_profile(const RunPackage& package, const profile::MemoryMap& map) {
+  const compiler::Executable& chip = *package.chip;
+  auto p = chip_profile(chip, map);
+  for (const auto& b : compiler::operation_lower_bounds(compiler::build_vit_graph(chip.config, chip.numerics), chip.machine))
+    p.operation_bounds.push_back({b.name, std::uint64_t(b.tile_cycles + 0.5)});
+  p.package_sha256 = package.sha256;
+  p.model = model_text(chip.config);
+  p.plan = package.plan_origin;  // the viewers' header names it
+  return p;
+}
+
+}  // namespace
+
+profile::Profile call_profile(const RunPackage& package) {
+  const compiler::Executable& chip = *package.chip;
+  return call_profile(package, profile::build_memory_map(chip.machine, chip.program, chip.program.profiling.enabled));
+}
+
+namespace {
+
 // A pipeline's views (docs/SCALE_OUT.md, "Profiles"): memory-stage<N>.* per stage as
 // `memory-map --stage N` writes them, and one profile of the whole system: each stage's
 // profile at the cycles the schedule runs its micro-batches, the links as rows of their own.
@@ -148,13 +169,7 @@ void write_views(const RunPackage& package, OutputDirectory& out, RunReport& rep
   const auto& program = chip.program;
   const auto map = profile::build_memory_map(chip.machine, program, program.profiling.enabled);
   if (program.profiling.enabled) {
-    auto p = chip_profile(chip, map);
-    for (const auto& b : compiler::operation_lower_bounds(compiler::build_vit_graph(chip.config, chip.numerics), chip.machine))
-      p.operation_bounds.push_back({b.name, std::uint64_t(b.tile_cycles + 0.5)});
-    p.package_sha256 = package.sha256;
-    p.model = model_text(chip.config);
-    p.plan = package.plan_origin;  // the viewers' header names it
-    views.profile_views(p, settings);
+    views.profile_views(call_profile(package, map), settings);
   } else {
     settings.progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
     if (settings.compare_with) report.warnings.push_back("compare.html not written: the package records no profile");

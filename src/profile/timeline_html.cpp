@@ -11,6 +11,7 @@
 #include "profile/html_escape.hpp"
 #include "profile/web_page.hpp"
 #include "support/error.hpp"
+#include "target/model_validation.hpp"
 
 // The page parts, compiled in from src/profile/web/ (src/profile/CMakeLists.txt).
 namespace tilevit::profile::web {
@@ -101,6 +102,8 @@ nlohmann::json timeline_data_json(const Profile& p, const TimelinePeaks& peaks) 
   j["package_sha256"] = p.package_sha256;
   j["model"] = p.model;
   j["plan"] = p.plan;
+  // How far the whole-program model is from the original's measured builds (docs/FIDELITY.md).
+  j["model_validation"] = target::model_validation_line();
   j["granularity"] = std::string(compiler::to_string(p.options.granularity));
   j["iterations_in_detail"] = p.options.iterations_in_detail;
   j["loop"] = {p.loop_begin, p.loop_end, p.loop_count};

@@ -24,6 +24,7 @@
       ['compute tile-cycles calibrated', `<span id="calibrated-share" title="of the compute tile-cycles of every tile and iteration; exchange and sync come from machine rules">${
         TV.percentText(r.tile_cycles[TV.K.compute] - r.uncalibrated_compute_cycles, r.tile_cycles[TV.K.compute])}</span>`],
       ['granularity', `${esc(r.granularity)}, ${r.iterations_in_detail >= r.loop[2] ? 'all' : r.iterations_in_detail} of ${r.loop[2]} iteration(s) in detail`],
+      ['model validation', `<span id="model-validation">${esc(r.model_validation || 'unknown')}</span>`],
       ['origin', v.origin === 'sync' ? `initial sync, cycle ${int(TV.firstSync)}` : 'cycle 0'],
     ];
     if (r.bounds && r.bounds.call[1] > 0)

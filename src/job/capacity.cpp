@@ -1,13 +1,14 @@
-#include "cli/capacity.hpp"
+#include "job/capacity.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "cli/model_options.hpp"
 #include "support/error.hpp"
 
-namespace tilevit::cli {
+namespace tilevit::job {
+
+std::string layers_text(int layers) { return std::to_string(layers) + (layers == 1 ? " layer" : " layers"); }
 
 int largest_fitting(int lo, int hi, int guess, const std::function<bool(int)>& fits) {
   int best = lo - 1;
@@ -48,7 +49,8 @@ int scaled_guess(int size, const compiler::TileOverflow& o) {
 }  // namespace
 
 void throw_does_not_fit(const compiler::Graph& graph, const target::MachineDescription& machine,
-                        compiler::CompileOptions options, const compiler::DoesNotFit& error) {
+                        compiler::CompileOptions options, const compiler::DoesNotFit& error,
+                        const std::function<void(const std::string&)>& progress) {
   const model::ViTConfig& c = graph.config;
   const compiler::TileOverflow& o = error.overflow();
   options.plan.pins = {};  // the grids of another size do not apply
@@ -56,7 +58,7 @@ void throw_does_not_fit(const compiler::Graph& graph, const target::MachineDescr
   std::string message = c.name + " (" + layers_text(c.layers) + ", batch " + std::to_string(c.batch) +
                         ") does not fit " + machine.name + ": " + compiler::describe(o) + "; ";
   // Each probe is a full compile (with its own grid re-choices): seconds on a big model.
-  progress(c.name + " does not fit " + machine.name + ": compiling smaller batches and layer counts to say what would");
+  if (progress) progress(c.name + " does not fit " + machine.name + ": compiling smaller batches and layer counts to say what would");
   const int batch = c.batch <= 1 ? 0
                                  : largest_fitting(1, c.batch - 1, scaled_guess(c.batch, o),
                                                    [&](int b) { return fits(b, c.layers); });
@@ -72,7 +74,7 @@ void throw_does_not_fit(const compiler::Graph& graph, const target::MachineDescr
     message += "no smaller batch or layer count fits";
   else
     message += "largest that fits: " + options_text[0] + (options_text.size() > 1 ? " or " + options_text[1] : "");
-  throw Error(message, kExitBadInput);
+  throw compiler::DoesNotFit(message, o);
 }
 
-}  // namespace tilevit::cli
+}  // namespace tilevit::job

@@ -1,0 +1,127 @@
+"""tilevit.Device (resident weights, calls), their Profile, and tilevit.reference."""
+import html
+import os
+
+from . import _tilevit
+from ._records import records
+
+_LEVELS = {"kernel": "kernel", "operation": "operation", "tile": "tile", "kind": "kind", "phase": "phase"}
+
+
+def _images(program, images):
+    """(array or None, paths) for the native call: float32 [B,3,S,S], image paths, or None."""
+    if images is None:
+        return None, []
+    if isinstance(images, (str, os.PathLike)):
+        images = [images]
+    if isinstance(images, (list, tuple)) and all(isinstance(i, (str, os.PathLike)) for i in images):
+        paths = [os.fspath(i) for i in images]
+        for p in paths:
+            if not os.path.isfile(p):
+                raise FileNotFoundError(p + ": cannot open image: No such file or directory")
+        return None, paths
+    import numpy as np
+    if hasattr(images, "detach"):  # a torch.Tensor
+        images = images.detach().float().cpu().numpy()
+    return np.ascontiguousarray(images, dtype=np.float32), []
+
+
+class Profile:
+    """The modelled profile of one call: where the cycles go, by step, kernel, operation or tile."""
+
+    def __init__(self, native):
+        self._native = native
+
+    def totals(self):
+        """The whole call: span, cycles summed over tiles by kind, model, machine, plan, package."""
+        return self._native.totals()
+
+    def query(self, group_by="kind", view="model", as_pandas=True):
+        """As `tilevit profile query --group-by G --view V --json`: one row per group."""
+        return records(self._native.query(group_by, view), as_pandas)
+
+    def to_pandas(self, level="step"):
+        """A table per step (start, end, cycles), or per kernel, operation or tile (query rows)."""
+        if level == "step":
+            return records(self._native.steps(), True)
+        if level not in _LEVELS:
+            raise ValueError("level %r: expected step, kernel, operation, tile, kind or phase" % (level,))
+        return self.query(_LEVELS[level])
+
+    def diff(self, other, limit=20):
+        """As `tilevit profile diff A B --json`: the steps that changed, largest first."""
+        return self._native.diff(other._native, int(limit))
+
+    def compare(self, other):
+        raise NotImplementedError("Profile.compare: the compare page is not part of this build yet; "
+                                  "use Profile.diff(other) for the step-by-step comparison")
+
+    def save(self, path):
+        """profile.tvprof, as `tilevit run` writes it."""
+        self._native.save(os.fspath(path))
+
+    def save_html(self, path):
+        """The timeline viewer (model.html)."""
+        self._native.save_html(os.fspath(path))
+
+    def save_trace(self, path):
+        """The Chrome/Perfetto trace (trace.json)."""
+        self._native.save_trace(os.fspath(path))
+
+    def _repr_html_(self):
+        t = self.totals()
+        rows = "".join("<tr><td>%s</td><td>%s</td><td>%.1f%%</td></tr>" % (
+            html.escape(r["key"]), format(r["cycles"], ","), 100 * r["share"]) for r in self.query(as_pandas=False))
+        return ("<b>%s</b> on %s: %s cycles a call<br><table><tr><th>kind</th><th>tile cycles</th><th>share</th></tr>"
+                "%s</table>" % (html.escape(t["model"]), html.escape(t["machine"]), format(t["span"], ","), rows))
+
+    def __repr__(self):
+        t = self.totals()
+        return "<tilevit.Profile %s on %s: %d cycles>" % (t["model"], t["machine"], t["span"])
+
+
+def read_profile(path):
+    """A profile.tvprof written by `tilevit run` or Profile.save."""
+    return Profile(_tilevit._read_profile(os.fspath(path)))
+
+
+class CallResult:
+    """One call's embeddings (NumPy), its modelled cycles and host times, and its Profile."""
+
+    def __init__(self, program, figures):
+        self._program = program
+        self.embeddings = figures.pop("embeddings")
+        self.cycles = figures["cycles"]
+        self.figures = figures
+
+    @property
+    def profile(self):
+        return Profile(_tilevit._profile(self._program._native))
+
+    def __repr__(self):
+        return "<tilevit.CallResult embeddings %s, %d cycles>" % (tuple(self.embeddings.shape), self.cycles)
+
+
+class Device:
+    """The device model with the program's weights resident (uploaded once)."""
+
+    def __init__(self, program, threads=0):
+        self.program = program
+        self._native = _tilevit._Device(program._native, int(threads))
+
+    upload_seconds = property(lambda self: self._native.upload_seconds)
+
+    def __call__(self, images=None, seed=0):
+        """One call: images as float32 [B,3,S,S] (preprocessed), image paths, or None (the random images of seed)."""
+        array, paths = _images(self.program, images)
+        return CallResult(self.program, self._native.call(array, paths, int(seed)))
+
+    @property
+    def profile(self):
+        return Profile(_tilevit._profile(self.program._native))
+
+
+def reference(program, images=None, seed=0, fp32=True, device=True):
+    """The FP32 and device-numerics references (the program's splits) as {"fp32": array, "device": array}."""
+    array, paths = _images(program, images)
+    return _tilevit._reference(program._native, array, paths, int(seed), bool(fp32), bool(device))

@@ -1,0 +1,207 @@
+// tilevit.Device, its calls and their Profile, and tilevit.reference: the run job's
+// device (weights uploaded once, then resident calls) and the host references, the GIL
+// released while they work.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "device/device.hpp"
+#include "formats/image.hpp"
+#include "job/run_job.hpp"
+#include "model/random_model.hpp"
+#include "profile/analysis.hpp"
+#include "profile/profile_file.hpp"
+#include "profile/timeline_html.hpp"
+#include "profile/trace.hpp"
+#include "python/bindings.hpp"
+#include "reference/forward.hpp"
+#include "support/atomic_file.hpp"
+#include "support/error.hpp"
+#include "support/threads.hpp"
+
+namespace tilevit::python {
+namespace {
+
+job::RunPackage run_package(const Program& p) {
+  job::RunPackage package;
+  package.sha256 = p.sha256;
+  package.plan_origin = p.plan_origin;
+  package.chip = &p.chip;
+  return package;
+}
+
+// A call's images: float32 [B, 3, S, S] (preprocessed), image paths (the checkpoint's
+// preprocessing), or none (the random test model's images of the seed).
+std::vector<std::vector<float>> call_images(const model::ViTConfig& config, const py::object& images,
+                                            const std::vector<std::string>& paths, std::uint64_t seed) {
+  std::vector<std::vector<float>> out;
+  const std::size_t batch = std::size_t(config.batch);
+  if (!images.is_none()) {
+    auto a = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(images);
+    const std::vector<py::ssize_t> want = {py::ssize_t(batch), 3, config.image_size, config.image_size};
+    if (!a || a.ndim() != 4 || std::vector<py::ssize_t>(a.shape(), a.shape() + 4) != want)
+      throw Error("images: expected float32 [" + std::to_string(batch) + ", 3, " + std::to_string(config.image_size) +
+                      ", " + std::to_string(config.image_size) + "] (the program's batch and image size)",
+                  kExitUsage);
+    const std::size_t per = std::size_t(a.size()) / batch;
+    for (std::size_t b = 0; b < batch; ++b) out.emplace_back(a.data() + b * per, a.data() + (b + 1) * per);
+    return out;
+  }
+  py::gil_scoped_release release;
+  if (!paths.empty() && paths.size() != batch)
+    throw Error("the program takes " + std::to_string(batch) + " images per call; " + std::to_string(paths.size()) +
+                    " given",
+                kExitUsage);
+  for (std::size_t b = 0; b < batch; ++b)
+    out.push_back(paths.empty() ? model::random_image(config, seed, int(b)) : formats::load_image_input(paths[b], config));
+  return out;
+}
+
+py::array_t<float> as_array(const std::vector<float>& values, std::vector<std::int64_t> shape) {
+  py::array_t<float> a(std::vector<py::ssize_t>(shape.begin(), shape.end()));
+  std::copy(values.begin(), values.end(), a.mutable_data());
+  return a;
+}
+
+class Device {
+ public:
+  Device(std::shared_ptr<Program> program, int threads) : program_(std::move(program)) {
+    py::gil_scoped_release release;
+    set_host_threads(threads);
+    weights_ = program_->weights->load(program_->chip.config);
+    device_ = std::make_unique<device::Device>(program_->chip);
+    const auto t0 = std::chrono::steady_clock::now();
+    device_->upload_weights(*weights_);
+    upload_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // One resident call: the embeddings and the call's figures (job::CallRecord).
+  py::dict call(const py::object& images, const std::vector<std::string>& paths, std::uint64_t seed) {
+    const auto in = call_images(program_->chip.config, images, paths, seed);
+    device::CallResult result;
+    job::CallRecord record;
+    {
+      py::gil_scoped_release release;
+      const std::lock_guard lock(mutex_);  // one call at a time on one device
+      result = device_->call(in);
+      record = job::call_record(run_package(*program_), calls_++, result);
+    }
+    std::vector<std::int64_t> shape = program_->chip.config.output_shape();
+    shape[0] = std::int64_t(in.size());
+    using namespace pybind11::literals;
+    return py::dict("embeddings"_a = as_array(result.output, shape), "index"_a = record.index,
+                    "cycles"_a = record.device_cycles, "device_ms"_a = record.device_ms,
+                    "images_per_second"_a = record.images_per_second, "upload_ms"_a = record.upload_ms,
+                    "execute_ms"_a = record.execute_ms, "download_ms"_a = record.download_ms);
+  }
+
+  double upload_seconds() const { return upload_seconds_; }
+  const std::shared_ptr<Program>& program() const { return program_; }
+
+ private:
+  std::shared_ptr<Program> program_;
+  std::shared_ptr<const model::ViTWeights> weights_;
+  std::unique_ptr<device::Device> device_;
+  double upload_seconds_ = 0;
+  int calls_ = 0;
+  std::mutex mutex_;
+};
+
+using ProfilePtr = std::shared_ptr<const profile::Profile>;
+
+py::object query(const ProfilePtr& p, const std::string& group_by, const std::string& view) {
+  const auto rows = profile::query_profile(*p, profile::group_by_from_string(group_by), profile::query_view_from_string(view));
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::QueryRow& r : rows) j.push_back(profile::to_json(r));
+  return to_python(j);
+}
+
+py::object step_records(const ProfilePtr& p) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const profile::StepSpan& s : profile::step_spans(*p))
+    j.push_back({{"step", s.key}, {"start", s.start}, {"end", s.end}, {"cycles", s.end - s.start}});
+  return to_python(j);
+}
+
+py::dict totals(const ProfilePtr& p) {
+  using namespace pybind11::literals;
+  py::dict d("span"_a = p->span, "uncalibrated_compute_cycles"_a = p->uncalibrated_compute_cycles, "tiles"_a = p->tiles,
+             "steps"_a = p->steps, "model"_a = p->model, "machine"_a = p->machine_name, "plan"_a = p->plan,
+             "package_sha256"_a = p->package_sha256,
+             "granularity"_a = std::string(compiler::to_string(p->options.granularity)));
+  for (std::size_t k = 0; k < profile::kSampleKinds; ++k)
+    d[py::str(std::string(profile::to_string(profile::SampleKind(k))) + "_cycles")] = p->tile_cycles[k];
+  return d;
+}
+
+void save(const std::string& path, const std::function<std::string()>& text) {
+  py::gil_scoped_release release;
+  write_text_atomically(path, text());
+}
+
+py::dict reference(const std::shared_ptr<Program>& program, const py::object& images, const std::vector<std::string>& paths,
+                   std::uint64_t seed, bool fp32, bool device_numerics) {
+  const model::ViTConfig& config = program->chip.config;
+  const auto in = call_images(config, images, paths, seed);
+  std::vector<float> a, b;
+  {
+    py::gil_scoped_release release;
+    const auto weights = program->weights->load(config);
+    if (fp32) a = reference::forward_fp32(*weights, in);
+    if (device_numerics) b = reference::DeviceNumericsModel(*weights, program->chip.numerics).forward(in);
+  }
+  std::vector<std::int64_t> shape = config.output_shape();
+  shape[0] = std::int64_t(in.size());
+  py::dict d;
+  d["fp32"] = fp32 ? py::object(as_array(a, shape)) : py::none();
+  d["device"] = device_numerics ? py::object(as_array(b, shape)) : py::none();
+  return d;
+}
+
+}  // namespace
+
+std::shared_ptr<const profile::Profile> Program::profile() {
+  const std::lock_guard lock(mutex_);
+  if (!profile_) {
+    if (!chip.program.profiling.enabled)
+      throw Error("the program was compiled without profiling (profile=None): it records no profile", kExitUsage);
+    profile_ = std::make_shared<const profile::Profile>(job::call_profile(run_package(*this)));
+  }
+  return profile_;
+}
+
+void bind_device(py::module_& m) {
+  py::class_<Device>(m, "_Device")
+      .def(py::init<std::shared_ptr<Program>, int>(), py::arg("program"), py::arg("threads") = 0)
+      .def("call", &Device::call, py::arg("images"), py::arg("paths"), py::arg("seed"))
+      .def_property_readonly("upload_seconds", &Device::upload_seconds)
+      .def_property_readonly("program", &Device::program);
+  py::class_<profile::Profile, std::shared_ptr<profile::Profile>>(m, "_Profile")
+      .def("totals", [](const ProfilePtr& p) { return totals(p); })
+      .def("query", &query, py::arg("group_by"), py::arg("view") = "model")
+      .def("steps", &step_records)
+      .def("diff", [](const ProfilePtr& a, const ProfilePtr& b, std::size_t limit) {
+        return to_python(profile::to_json(profile::diff_profiles(*a, *b), limit));
+      })
+      .def("save", [](const ProfilePtr& p, const std::string& path) {
+        py::gil_scoped_release release;
+        profile::write_profile(path, *p);
+      })
+      .def("save_html", [](const ProfilePtr& p, const std::string& path) {
+        save(path, [&] { return profile::render_timeline_html(*p, profile::peaks_of(*p)); });
+      })
+      .def("save_trace", [](const ProfilePtr& p, const std::string& path) {
+        save(path, [&] { return profile::chrome_trace_json(*p); });
+      });
+  m.def("_profile", [](const std::shared_ptr<Program>& p) {
+    py::gil_scoped_release release;
+    return std::const_pointer_cast<profile::Profile>(p->profile());
+  });
+  m.def("_read_profile", [](const std::string& path) {
+    py::gil_scoped_release release;
+    return std::make_shared<profile::Profile>(profile::read_profile(path));
+  });
+  m.def("_reference", &reference, py::arg("program"), py::arg("images"), py::arg("paths"), py::arg("seed"),
+        py::arg("fp32") = true, py::arg("device") = true);
+}
+
+}  // namespace tilevit::python
