@@ -52,9 +52,14 @@ class Profile:
         """As `tilevit profile diff A B --json`: the steps that changed, largest first."""
         return self._native.diff(other._native, int(limit))
 
-    def compare(self, other):
-        raise NotImplementedError("Profile.compare: the compare page is not part of this build yet; "
-                                  "use Profile.diff(other) for the step-by-step comparison")
+    def compare(self, other, path=None, names=("A", "B"), limit=20):
+        """As `tilevit profile compare A B --json` (differences are other - self), and the page
+        compare.html (both timelines on one axis, the tables by cycle difference) when path is given.
+        names: what the page and the report call each side."""
+        if not isinstance(other, Profile):
+            raise ValueError("other: expected a tilevit.Profile, got " + type(other).__name__)
+        name_a, name_b = (str(n) for n in names)
+        return self._native.compare(other._native, "" if path is None else os.fspath(path), name_a, name_b, int(limit))
 
     def save(self, path):
         """profile.tvprof, as `tilevit run` writes it."""

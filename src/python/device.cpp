@@ -9,6 +9,8 @@
 #include "job/run_job.hpp"
 #include "model/random_model.hpp"
 #include "profile/analysis.hpp"
+#include "profile/compare.hpp"
+#include "profile/compare_html.hpp"
 #include "profile/profile_file.hpp"
 #include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
@@ -157,6 +159,21 @@ py::dict reference(const std::shared_ptr<Program>& program, const py::object& im
   return d;
 }
 
+// `tilevit profile compare A B --json`, and compare.html written to path when one is given.
+py::object compare(const ProfilePtr& a, const ProfilePtr& b, const std::string& path, const std::string& name_a,
+                   const std::string& name_b, std::size_t limit) {
+  nlohmann::json out;
+  {
+    py::gil_scoped_release release;
+    const auto report = profile::compare_profiles(*a, *b);
+    if (!path.empty()) write_text_atomically(path, profile::render_compare_html(*a, *b, name_a, name_b));
+    out = profile::to_json(report, limit);
+    out["a"] = name_a, out["b"] = name_b, out["sides"] = profile::compare_sides_json(*a, *b);
+    if (!path.empty()) out["output"] = path;
+  }
+  return to_python(out);
+}
+
 }  // namespace
 
 std::shared_ptr<const profile::Profile> Program::profile() {
@@ -182,6 +199,8 @@ void bind_device(py::module_& m) {
       .def("diff", [](const ProfilePtr& a, const ProfilePtr& b, std::size_t limit) {
         return to_python(profile::to_json(profile::diff_profiles(*a, *b), limit));
       })
+      .def("compare", &compare, py::arg("other"), py::arg("path"), py::arg("name_a"), py::arg("name_b"),
+           py::arg("limit"))
       .def("save", [](const ProfilePtr& p, const std::string& path) {
         py::gil_scoped_release release;
         profile::write_profile(path, *p);

@@ -80,8 +80,31 @@ def test_program_records_and_profile_tables(small_program, tmp_path):
     assert (tmp_path / "model.html").stat().st_size > 0 and (tmp_path / "trace.json").stat().st_size > 0
     p.save(tmp_path / "model.tvpkg")
     assert tilevit.load(tmp_path / "model.tvpkg").sha256 == p.sha256
-    with pytest.raises(NotImplementedError, match="compare"):
-        profile.compare(profile)
+
+
+def test_compare_is_the_clis_page_and_report(small_program, tmp_path):
+    """Profile.compare against `tilevit profile compare A B -o compare.html --json`: the same
+    page byte for byte and the same report; its step table totals the span difference."""
+    import json
+    from conftest import cli
+    searched = tilevit.Device(small_program)().profile
+    heuristic = tilevit.Device(tilevit.compile(model="small", machine="test16", optimization_steps=0))().profile
+    a, b = str(tmp_path / "a.tvprof"), str(tmp_path / "b.tvprof")
+    heuristic.save(a)
+    searched.save(b)
+    report = heuristic.compare(searched, tmp_path / "compare.html", names=(a, b), limit=1000)
+    done = cli("profile", "compare", a, b, "-o", tmp_path / "cli.html", "--limit", 1000, "--json")
+    expected = json.loads(done.stdout)
+    expected["output"] = str(tmp_path / "compare.html")
+    assert report == expected
+    assert (tmp_path / "compare.html").read_bytes() == (tmp_path / "cli.html").read_bytes()
+    assert report["span_delta"] == searched.totals()["span"] - heuristic.totals()["span"]
+    assert report["steps"]["total_delta"] == report["span_delta"]
+    rows = report["steps"]["rows"]
+    assert len(rows) == report["steps"]["count"] and sum(r["delta"] for r in rows) == report["span_delta"]
+    assert "output" not in searched.compare(heuristic)  # no page unless a path is given
+    with pytest.raises(ValueError, match="other"):
+        searched.compare("b.tvprof")
 
 
 def test_plan_round_trip(small_program):

@@ -1,0 +1,46 @@
+"""The GIL is released while tilevit compiles and calls the device: another Python thread
+keeps running through the whole native call (with the GIL held it would stop until the end)."""
+import threading
+import time
+
+import tilevit
+
+
+def ticks_during(work):
+    """Runs work() on a thread; returns its (start, end) and the main thread's tick times meanwhile."""
+    span = {}
+
+    def run():
+        span["start"] = time.perf_counter()
+        work()
+        span["end"] = time.perf_counter()
+
+    thread = threading.Thread(target=run)
+    ticks = []
+    thread.start()
+    while thread.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    thread.join()
+    return span["start"], span["end"], ticks
+
+
+def assert_ran_throughout(start, end, ticks, what):
+    """The main thread ticked in every quarter of the native call."""
+    assert end - start > 0.05, what + " took too little time to tell"
+    quarter = (end - start) / 4
+    for q in range(4):
+        lo, hi = start + q * quarter, start + (q + 1) * quarter
+        assert any(lo <= t < hi for t in ticks), "%s: no Python tick in quarter %d of %.3f s" % (what, q + 1, end - start)
+
+
+def test_compile_releases_the_gil():
+    # vit-tiny on the full C600: about 0.4 s of compile on one thread
+    start, end, ticks = ticks_during(lambda: tilevit.compile(model="vit-tiny", machine="c600", threads=1))
+    assert_ran_throughout(start, end, ticks, "compile")
+
+
+def test_device_call_releases_the_gil():
+    device = tilevit.Device(tilevit.compile(model="vit-tiny", machine="c600", profile=None), threads=1)
+    start, end, ticks = ticks_during(lambda: [device() for _ in range(3)])
+    assert_ran_throughout(start, end, ticks, "device call")
