@@ -26,7 +26,7 @@ std::uint32_t column_quantum(const target::MachineDescription& m, bool fp8) {
 }
 
 [[noreturn]] void reject_pin(const std::string& what, const std::string& op_name, const std::string& why) {
-  throw Error("compiler: pinned " + what + " for op " + op_name + ": " + why, kExitUsage);
+  throw RefusedPin("pinned " + what + " for op " + op_name + ": " + why);
 }
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "support/error.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::compiler {
@@ -104,6 +105,19 @@ struct GemmSplits {
 struct AttentionBlocks {
   std::uint32_t query_block = 0, key_block = 0;
 };
+// The compiler refuses a pin of a plan (an op the graph lacks, a grid or tile offset the
+// machine cannot have, a lever on an op it does not apply to): the fault of whoever pinned
+// it, so a plan file's reader names the file (job::with_plan_file_errors). what() is
+// "compiler: " + why() for a pin given otherwise.
+class RefusedPin : public Error {
+ public:
+  explicit RefusedPin(const std::string& why) : Error("compiler: " + why, kExitUsage), why_(why) {}
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string why_;
+};
+
 struct PlanPins {
   std::map<std::string, GemmSplits> gemm;
   std::map<std::string, AttentionBlocks> attention;

@@ -279,9 +279,7 @@ void check_pins_name_ops(const Graph& graph, const Plan& plan, std::span<const L
     for (const std::string& name : l.pinned_ops(plan)) {
       const auto it = kinds.find(name);
       if (it == kinds.end() || (it->second & l.op_kinds) == 0)
-        throw Error("compiler: " + std::string(l.pin_text) + " " + name + ": the graph has no " + l.kinds_text +
-                        " of that name",
-                    kExitUsage);
+        throw RefusedPin(std::string(l.pin_text) + " " + name + ": the graph has no " + l.kinds_text + " of that name");
     }
 }
 
@@ -293,9 +291,8 @@ void check_plan_pins_every_op(const Graph& graph, const Plan& plan, std::span<co
       for (const Op& op : *ops)
         if ((l.op_kinds >> static_cast<unsigned>(op.kind) & 1u) &&
             std::find(pinned.begin(), pinned.end(), op.name) == pinned.end())
-          throw Error("compiler: " + std::string(l.file_field) + "." + op.name + ": missing (a plan fixes every " +
-                          l.kinds_text + " op's grid; compile --write-plan writes a whole plan)",
-                      kExitUsage);
+          throw RefusedPin(std::string(l.file_field) + "." + op.name + ": missing (a plan fixes every " + l.kinds_text +
+                           " op's grid; compile --write-plan writes a whole plan)");
   }
 }
 

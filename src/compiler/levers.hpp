@@ -110,12 +110,12 @@ Move reverse_move(const Plan& parent, const Move& move);
 
 // The plan's canonical key over `levers` (plan-wide levers first, then per-op ones in order).
 std::string plan_key(const Plan& plan, std::span<const LeverInfo> levers);
-// Every pin of `plan` names an op of the lever's kinds in `graph`, else Error(kExitUsage)
+// Every pin of `plan` names an op of the lever's kinds in `graph`, else RefusedPin
 // "compiler: pinned GEMM grid for op X: the graph has no GEMM of that name".
 void check_pins_name_ops(const Graph& graph, const Plan& plan, std::span<const LeverInfo> levers = lever_table());
 // A plan file fixes every grid: every GEMM and attention op of `graph` has its grid in
-// `plan` (the levers whose entry says `file_pins_every_op`), else Error(kExitUsage)
-// "compiler: no pinned GEMM grid for op X ...".
+// `plan` (the levers whose entry says `file_pins_every_op`), else RefusedPin
+// "compiler: gemm_grids.X: missing ...".
 void check_plan_pins_every_op(const Graph& graph, const Plan& plan, std::span<const LeverInfo> levers = lever_table());
 // A plan file's lever fields: written into `file`, and read from it (unknown fields are
 // the caller's check; a required field missing is an error naming it).

@@ -40,7 +40,7 @@ void lower_whole_rows(LoweringContext& cx, const Op& op) {
 std::uint32_t column_parts(const Op& op, const Distribution& in,
                            std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>>& groups) {
   const auto fail = [&](const std::string& why) {
-    throw Error("compiler: split LayerNorm " + op.name + ": its input's blocks " + why, kExitUsage);
+    throw RefusedPin("split LayerNorm " + op.name + ": its input's blocks " + why);
   };
   if (in.blocks.empty()) fail("are empty");
   // Whole rows are one part each: the split's arithmetic is then the whole-row LayerNorm's.
@@ -114,7 +114,7 @@ void lower_split(LoweringContext& cx, const Op& op) {
 void lower_layernorm(LoweringContext& cx, const Op& op) {
   if (!cx.options.plan.pins.split_norms.count(op.name)) return lower_whole_rows(cx, op);
   if (op.norm_use == NormUse::other)
-    throw Error("compiler: split LayerNorm " + op.name + ": only the encoder layer's LayerNorms can be split", kExitUsage);
+    throw RefusedPin("split LayerNorm " + op.name + ": only the encoder layer's LayerNorms can be split");
   lower_split(cx, op);
 }
 
@@ -122,8 +122,7 @@ bool fuses_gelu_cast(LoweringContext& cx, const Op& gelu, const Op* next) {
   if (!cx.options.plan.pins.fp8_output_gelus.count(gelu.name)) return false;
   if (gelu.activation != model::Activation::gelu_tanh || next == nullptr || next->kind != OpKind::cast_fp8 ||
       next->inputs[0] != gelu.output)
-    throw Error("compiler: FP8-output GELU " + gelu.name + ": only a tanh GELU followed by its FP8 cast has one",
-                kExitUsage);
+    throw RefusedPin("FP8-output GELU " + gelu.name + ": only a tanh GELU followed by its FP8 cast has one");
   return true;
 }
 

@@ -259,9 +259,8 @@ std::uint32_t LoweringContext::tile_offset(const std::string& op_name) {
   const auto pin = options.plan.pins.tile_offsets.find(op_name);
   if (pin == options.plan.pins.tile_offsets.end() || pin->second == 0) return 0;
   if (pin->second >= tiles())
-    throw Error("compiler: pinned tile offset " + std::to_string(pin->second) + " for op " + op_name + ": the machine has " +
-                    std::to_string(tiles()) + " tiles",
-                kExitUsage);
+    throw RefusedPin("pinned tile offset " + std::to_string(pin->second) + " for op " + op_name + ": the machine has " +
+                     std::to_string(tiles()) + " tiles");
   out_.plan.pins.tile_offsets[op_name] = pin->second;
   return pin->second;
 }

@@ -18,15 +18,10 @@ namespace tilevit::job {
 void with_plan_file_errors(const std::string& plan_file, const std::function<void()>& work) {
   try {
     work();
-  } catch (const compiler::DoesNotFit&) {
-    throw;
-  } catch (const Error& e) {
-    // A pin the compiler refuses ("compiler: pinned GEMM grid ... for op X: ...") is a
-    // fault of the file that pinned it: named, and a bad input.
-    const std::string message = e.what();
-    const std::string prefix = "compiler: ";
-    if (plan_file.empty() || e.exit_code() != kExitUsage || message.rfind(prefix, 0) != 0) throw;
-    throw Error(plan_file + ": " + message.substr(prefix.size()), kExitBadInput);
+  } catch (const compiler::RefusedPin& e) {
+    // A pin the compiler refuses is a fault of the file that pinned it: named, a bad input.
+    if (plan_file.empty()) throw;
+    throw Error(plan_file + ": " + e.why(), kExitBadInput);
   }
 }
 

@@ -34,7 +34,7 @@ struct PlanSearchSettings {
 // batch and layer count that do fit; with one, "<plan_source>: the model does not fit with
 // this plan: ...". Both kExitBadInput.
 // Runs `work` (a compile pinned by `plan_file`, when not empty): an error of a pin the
-// compiler refuses ("compiler: ...", kExitUsage) becomes an input error naming the file.
+// compiler refuses (compiler::RefusedPin) becomes an input error naming the file.
 void with_plan_file_errors(const std::string& plan_file, const std::function<void()>& work);
 
 PlannedCompile compile_planned(const compiler::Graph& graph, const target::MachineDescription& machine,
