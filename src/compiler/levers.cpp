@@ -37,12 +37,13 @@ std::vector<std::string> keys_of(const Map& map) {
 }
 std::vector<std::string> names_of(const std::set<std::string>& set) { return {set.begin(), set.end()}; }
 
-// The per-op levers that pin a set of op names: the set a lever's entry works on.
-std::set<std::string>& toggled(Plan& plan, Lever lever) {
+// The per-op levers that pin a set of op names: the set a lever's entry works on (one
+// template for the const and the mutable plan).
+template <typename P>
+auto& toggled(P& plan, Lever lever) {
   if (lever == Lever::fp8_attention) return plan.pins.fp8_attention;
   return lever == Lever::split_norm ? plan.pins.split_norms : plan.pins.fp8_output_gelus;
 }
-const std::set<std::string>& toggled(const Plan& plan, Lever lever) { return toggled(const_cast<Plan&>(plan), lever); }
 
 // The entries of the toggles (split_norm, fp8_output): a set of ops, joined names in a
 // move, and the residual GEMM a split may re-grid with it.

@@ -37,10 +37,12 @@ CompiledPipeline compile_split(const model::ViTConfig& config, const model::Nume
   for (std::uint32_t s = 0; s < split.size(); ++s) {
     const auto range = stage_range(s, static_cast<std::uint32_t>(split.size()), first);
     const compiler::Graph graph = compiler::build_stage_graph(config, numerics, range, split[s]);
-    if (pinned) compiler::check_plan_pins_every_op(graph, options[s].plan);  // a plan file fixes every grid
     try {
+      if (pinned) compiler::check_plan_pins_every_op(graph, options[s].plan);  // a plan file fixes every grid
       compiler::CompiledModel compiled = compiler::compile_model(graph, chip, options[s]);
       out.stages.push_back(PipelineStage{s, split[s], std::move(compiled.executable), compiled.stats, std::nullopt, compiled.plan});
+    } catch (const compiler::RefusedPin& e) {  // the stage's plan in the pipeline plan file
+      throw compiler::RefusedPin("stages[" + std::to_string(s) + "].plan: " + e.why());
     } catch (const compiler::DoesNotFit& e) {
       throw Error(config.name + " (" + std::to_string(config.layers) + " layers, batch " + std::to_string(config.batch) +
                       ") does not fit " + std::to_string(machine.system.chips) + " x " + machine.name + ": stage " +

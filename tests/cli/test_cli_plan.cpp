@@ -95,7 +95,7 @@ TEST_F(PlanCli, APlanFileMissingAnOpIsRefusedNamingTheFileAndOp) {
   stages["stages"][1]["plan"]["attention"].erase("layer.attention");
   std::ofstream(path("pipe_missing.json")) << stages.dump(1);
   test_support::expect_error_line(pipe + "--plan " + path("pipe_missing.json"), 3,
-                                  {path("pipe_missing.json") + ": attention.layer.attention: missing"});
+                                  {path("pipe_missing.json") + ": stages[1].plan: attention.layer.attention: missing"});
 }
 
 // Issue 34, item 10: a pin the compiler refuses (an unknown op, a grid too fine for the
