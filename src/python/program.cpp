@@ -138,6 +138,11 @@ std::shared_ptr<Program> compile(const py::dict& spec) {
   if (fp8_scale < -31 || fp8_scale > 31) throw Error("fp8_scale " + std::to_string(fp8_scale) + ": must be in [-31, 31]", kExitUsage);
   if (arrays) w.loaded = std::make_shared<const model::ViTWeights>(model::load_weights(*arrays, config));
   const target::MachineDescription machine = target::machine_from_option(machine_name);
+  if (machine.system.chips > 1)  // never compiled as one of its chips without saying so
+    throw Error("machine " + machine_name + ": " + std::to_string(machine.system.chips) +
+                    " chips; the Python package compiles for one chip (a pipeline over several: tilevit run --machine " +
+                    machine_name + ", docs/SCALE_OUT.md)",
+                kExitUsage);
   const compiler::Graph graph = compiler::build_vit_graph(
       config, calibrated ? model::NumericsConfig::calibrated() : model::NumericsConfig::uniform(fp8_scale));
   compiler::CompileOptions options{compiler::Plan{{}, stream_words.value_or(compiler::kDefaultStreamWords)}, profiling};

@@ -71,3 +71,8 @@ def test_unwritable_output(small_program, tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(OSError, match="file/model.tvpkg"):
         small_program.save(tmp_path / "file" / "model.tvpkg")
+
+
+def test_a_machine_of_several_chips_is_refused_not_compiled_as_one():
+    with pytest.raises(ValueError, match="machine test16x2: 2 chips; the Python package compiles for one chip"):
+        tilevit.compile(model="siglip2-tiny", machine="test16x2")
