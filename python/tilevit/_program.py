@@ -71,14 +71,16 @@ def _plan_spec(plan):
 
 def compile(model="so400m", machine="c600", batch=1, fp8_scale=-4, plan=None, optimization_steps=None, layers=None,
             weights=None, seed=0, calibrated_scales=False, exchange_stream_words=None, search_seconds=0.0,
-            profile="phase", profile_iterations=1, threads=0):
+            profile="phase", profile_iterations=1, threads=0, micro_batches=1):
     """Compiles a model for a machine, as `tilevit run` does (the plan search, 8 candidates by default).
 
     model: a preset name ("so400m", "small", ...), a Hugging Face checkpoint directory, or a
     Hugging Face config dict (then give `weights`). weights: a dict of arrays with Hugging Face
     names (a state_dict); default the random test model of `seed`. plan: a plan file's path or
     dict (then no search unless optimization_steps says). profile: "graph", "phase", "kernel"
-    or None (no profiling). Raises DoesNotFit naming the worst tile when the model is too big.
+    or None (no profiling). machine: one chip ("c600"), or several ("c600x2"): the model is then
+    pipelined over them as `tilevit run --machine c600x2` does, a call carrying micro_batches x batch
+    images. Raises DoesNotFit naming the worst tile when the model is too big.
     """
     spec = _model_spec(model, weights, layers)
     spec.update(_plan_spec(plan))
@@ -87,7 +89,8 @@ def compile(model="so400m", machine="c600", batch=1, fp8_scale=-4, plan=None, op
     spec.update(machine=str(machine), batch=int(batch), fp8_scale=int(fp8_scale), seed=int(seed),
                 calibrated_scales=bool(calibrated_scales), exchange_stream_words=exchange_stream_words,
                 optimization_steps=int(optimization_steps), search_seconds=float(search_seconds),
-                profile=profile, profile_iterations=str(profile_iterations), threads=int(threads))
+                profile=profile, profile_iterations=str(profile_iterations), threads=int(threads),
+                micro_batches=int(micro_batches))
     return Program(_tilevit._compile(spec))
 
 
@@ -120,30 +123,38 @@ class Program:
     machine = property(lambda self: self._native.machine)
     clock_hz = property(lambda self: self._native.clock_hz)
     package_bytes = property(lambda self: self._native.package_bytes)
+    chips = property(lambda self: self._native.chips, doc="chips the program runs on (a pipeline: one stage each)")
+    micro_batches = property(lambda self: self._native.micro_batches, doc="micro-batches of `batch` images a call")
+    images_per_call = property(lambda self: self.batch * self.micro_batches)
 
     def steps(self, as_pandas=True):
-        """One record per superstep (as `tilevit compile --steps --json`)."""
+        """One record per superstep (as `tilevit compile --steps --json`; a pipeline's with its stage)."""
         return records(self._native._steps(), as_pandas)
 
     def kernel_calls(self, as_pandas=True):
-        """One record per kernel call: step, tile, kind, operation, dims, cycles, FLOPs."""
+        """One record per kernel call: step, tile, kind, operation, dims, cycles, FLOPs (and stage)."""
         return records(self._native._kernel_calls(), as_pandas)
 
     def memory_map(self, as_pandas=True):
-        """One record per tile: the memory map's summary (capacity, peak bytes, largest hole, ...)."""
+        """One record per tile (a pipeline: per stage and tile): the memory map's summary."""
         return records(self._native._memory_tiles(), as_pandas)
 
     def memory_summary(self):
         """The fullest tile and the totals of the memory map."""
         tiles = self._native._memory_tiles()
         fullest = max(tiles, key=lambda t: t["peak_bytes"])
-        return {"tiles": len(tiles), "capacity": fullest["capacity"], "peak_bytes": fullest["peak_bytes"],
-                "fullest_tile": fullest["tile"], "smallest_largest_hole": min(t["largest_hole"] for t in tiles)}
+        summary = {"tiles": len(tiles), "capacity": fullest["capacity"], "peak_bytes": fullest["peak_bytes"],
+                   "fullest_tile": fullest["tile"], "smallest_largest_hole": min(t["largest_hole"] for t in tiles)}
+        if "stage" in fullest:
+            summary["fullest_stage"] = fullest["stage"]
+        return summary
 
     def save(self, path):
         """Writes the package, byte for byte what `tilevit compile --package` writes."""
         self._native.save(os.fspath(path))
 
     def __repr__(self):
-        return "<tilevit.Program %s, %d layer(s), batch %d on %s: %d cycles, sha256 %s...>" % (
-            self.model, self.layers, self.batch, self.machine, self.estimated_cycles, self.sha256[:12])
+        chips = "" if self.chips == 1 else " (%d chips, %d micro-batch%s)" % (
+            self.chips, self.micro_batches, "" if self.micro_batches == 1 else "es")
+        return "<tilevit.Program %s, %d layer(s), batch %d on %s%s: %d cycles, sha256 %s...>" % (
+            self.model, self.layers, self.batch, self.machine, chips, self.estimated_cycles, self.sha256[:12])

@@ -84,15 +84,10 @@ system::CompiledPipeline compile_for(const ModelOptions& model, const std::strin
                                      const std::string& plan_file) {
   const target::MachineDescription machine = target::machine_from_option(machine_option);
   const model::ViTConfig config = model.config();
-  const auto pinned = plan_file.empty() ? std::vector<system::StagePlan>{}
-                                        : system::read_pipeline_plan_file(plan_file, config, machine);
+  const std::string plan_text = plan_file.empty() ? std::string() : compiler::read_plan_text(plan_file);
   progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
            ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
-  std::optional<system::CompiledPipeline> compiled;
-  job::with_plan_file_errors(plan_file, [&] {
-    compiled.emplace(system::compile_pipeline(config, model.numerics(), machine, options, search, pinned));
-  });
-  return std::move(*compiled);
+  return job::compile_pipeline_planned(config, model.numerics(), machine, options, search, plan_text, plan_file);
 }
 
 // --optimization-report on a pipeline: one plan search report per stage, in pipeline order.

@@ -12,6 +12,7 @@
 #include "job/capacity.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
+#include "system/pipeline_plan_file.hpp"
 
 namespace tilevit::job {
 
@@ -48,6 +49,20 @@ PlannedCompile compile_planned(const compiler::Graph& graph, const target::Machi
   PlannedCompile out{std::move(found->compiled), compiler::PlanFile{target, found->plan}, std::nullopt};
   if (so.steps > 0 || search.report) out.report = compiler::plan_search_report_json(found->report);
   return out;
+}
+
+system::CompiledPipeline compile_pipeline_planned(const model::ViTConfig& config, const model::NumericsConfig& numerics,
+                                                  const target::MachineDescription& machine,
+                                                  const compiler::CompileOptions& options,
+                                                  const system::StageSearchOptions& search, const std::string& plan_text,
+                                                  const std::string& plan_source) {
+  const auto pinned = plan_source.empty() ? std::vector<system::StagePlan>{}
+                                          : system::parse_pipeline_plan_file(plan_text, plan_source, config, machine);
+  std::optional<system::CompiledPipeline> compiled;
+  with_plan_file_errors(plan_source, [&] {
+    compiled.emplace(system::compile_pipeline(config, numerics, machine, options, search, pinned));
+  });
+  return std::move(*compiled);
 }
 
 nlohmann::json steps_json(const target::MachineDescription& machine, const compiler::CompiledProgram& p) {

@@ -1,5 +1,6 @@
 #pragma once
-// The compile of `tilevit compile` and `tilevit run` for one chip, and of the Python
+// The compile of `tilevit compile` and `tilevit run` for one chip and for a pipeline over
+// several (compile_pipeline_planned), and of the Python
 // package (src/python): pinned by a plan file when given, searched as asked, a model that
 // does not fit said in a user's terms (capacity.hpp). The command line adds its flags'
 // checks around it (cli/plan_search_flags).
@@ -12,6 +13,7 @@
 
 #include "compiler/compile.hpp"
 #include "compiler/plan_file.hpp"
+#include "system/pipeline.hpp"
 
 namespace tilevit::job {
 
@@ -33,6 +35,15 @@ struct PlanSearchSettings {
 // that does not fit throws compiler::DoesNotFit: without a plan, one line with the largest
 // batch and layer count that do fit; with one, "<plan_source>: the model does not fit with
 // this plan: ...". Both kExitBadInput.
+// The pipeline over a machine of several chips: balanced and searched as `search` says, or
+// pinned by a pipeline plan file (`plan_text` read from `plan_source`; empty: none). A pin
+// the compiler refuses is the file's error, naming the file and the stage.
+system::CompiledPipeline compile_pipeline_planned(const model::ViTConfig& config, const model::NumericsConfig& numerics,
+                                                  const target::MachineDescription& machine,
+                                                  const compiler::CompileOptions& options,
+                                                  const system::StageSearchOptions& search, const std::string& plan_text,
+                                                  const std::string& plan_source);
+
 // Runs `work` (a compile pinned by `plan_file`, when not empty): an error of a pin the
 // compiler refuses (compiler::RefusedPin) becomes an input error naming the file.
 void with_plan_file_errors(const std::string& plan_file, const std::function<void()>& work);

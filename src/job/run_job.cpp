@@ -70,10 +70,7 @@ References compute_references(const RunPackage& package, const RunSettings& s, c
   }
   if (s.check_numerics) {
     s.progress("device-numerics reference (the package's splits)");
-    r.numerics = package.pipeline ? reference::DeviceNumericsModel(in.weights, system::pipeline_numerics(*package.pipeline),
-                                                                  system::pipeline_layer_numerics(*package.pipeline))
-                                        .forward(in.images)
-                                  : reference::DeviceNumericsModel(in.weights, package.chip->numerics).forward(in.images);
+    r.numerics = device_numerics_forward(package, in);
   }
   return r;
 }
@@ -155,6 +152,13 @@ void judge(const RunPackage& package, const RunSettings& s, const References& re
 }
 
 }  // namespace
+
+std::vector<float> device_numerics_forward(const RunPackage& package, const RunInputs& in) {
+  if (!package.pipeline) return reference::DeviceNumericsModel(in.weights, package.chip->numerics).forward(in.images);
+  return reference::DeviceNumericsModel(in.weights, system::pipeline_numerics(*package.pipeline),
+                                        system::pipeline_layer_numerics(*package.pipeline))
+      .forward(in.images);
+}
 
 CallRecord call_record(const RunPackage& package, int index, const device::CallResult& result) {
   CallRecord call;

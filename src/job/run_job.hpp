@@ -130,6 +130,10 @@ void write_views(const RunPackage& package, OutputDirectory& out, RunReport& rep
 // (no checks: run_job adds them).
 CallRecord call_record(const RunPackage& package, int index, const device::CallResult& result);
 
+// The device-numerics reference of the package's program (its splits; a pipeline's per
+// stage): bit for bit the device's embeddings of `in`'s images.
+std::vector<float> device_numerics_forward(const RunPackage& package, const RunInputs& in);
+
 // The profile of one call of a one-chip package (its recorded detail), named by the package's
 // SHA-256, model and plan origin: what profile.tvprof and the viewers of a run show.
 profile::Profile call_profile(const RunPackage& package);

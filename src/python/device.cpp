@@ -19,6 +19,7 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
+#include "system/pipeline_device.hpp"
 
 namespace tilevit::python {
 namespace {
@@ -27,22 +28,27 @@ job::RunPackage run_package(const Program& p) {
   job::RunPackage package;
   package.sha256 = p.sha256;
   package.plan_origin = p.plan_origin;
-  package.chip = &p.chip;
+  if (p.pipeline)
+    package.pipeline = &*p.pipeline;
+  else
+    package.chip = &p.chip;
   return package;
 }
 
 // A call's images: float32 [B, 3, S, S] (preprocessed), image paths (the checkpoint's
-// preprocessing), or none (the random test model's images of the seed).
-std::vector<std::vector<float>> call_images(const model::ViTConfig& config, const py::object& images,
+// preprocessing), or none (the random test model's images of the seed). B: the batch times
+// a pipeline's micro-batches.
+std::vector<std::vector<float>> call_images(const Program& program, const py::object& images,
                                             const std::vector<std::string>& paths, std::uint64_t seed) {
   std::vector<std::vector<float>> out;
-  const std::size_t batch = std::size_t(config.batch);
+  const model::ViTConfig& config = program.first().config;
+  const std::size_t batch = program.images_per_call();
   if (!images.is_none()) {
     auto a = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(images);
     const std::vector<py::ssize_t> want = {py::ssize_t(batch), 3, config.image_size, config.image_size};
     if (!a || a.ndim() != 4 || std::vector<py::ssize_t>(a.shape(), a.shape() + 4) != want)
       throw Error("images: expected float32 [" + std::to_string(batch) + ", 3, " + std::to_string(config.image_size) +
-                      ", " + std::to_string(config.image_size) + "] (the program's batch and image size)",
+                      ", " + std::to_string(config.image_size) + "] (the program's images per call and image size)",
                   kExitUsage);
     const std::size_t per = std::size_t(a.size()) / batch;
     for (std::size_t b = 0; b < batch; ++b) out.emplace_back(a.data() + b * per, a.data() + (b + 1) * per);
@@ -69,8 +75,11 @@ class Device {
   Device(std::shared_ptr<Program> program, int threads) : program_(std::move(program)) {
     py::gil_scoped_release release;
     set_host_threads(threads);
-    weights_ = program_->weights->load(program_->chip.config);
-    device_ = std::make_unique<device::Device>(program_->chip);
+    weights_ = program_->weights->load(program_->first().config);
+    if (program_->pipeline)
+      device_ = std::make_unique<system::PipelineDevice>(*program_->pipeline, 0, program_->pipeline->machine.system.chips);
+    else
+      device_ = std::make_unique<device::Device>(program_->chip);
     const auto t0 = std::chrono::steady_clock::now();
     device_->upload_weights(*weights_);
     upload_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -78,7 +87,7 @@ class Device {
 
   // One resident call: the embeddings and the call's figures (job::CallRecord).
   py::dict call(const py::object& images, const std::vector<std::string>& paths, std::uint64_t seed) {
-    const auto in = call_images(program_->chip.config, images, paths, seed);
+    const auto in = call_images(*program_, images, paths, seed);
     device::CallResult result;
     job::CallRecord record;
     {
@@ -87,7 +96,7 @@ class Device {
       result = device_->call(in);
       record = job::call_record(run_package(*program_), calls_++, result);
     }
-    std::vector<std::int64_t> shape = program_->chip.config.output_shape();
+    std::vector<std::int64_t> shape = program_->first().config.output_shape();
     shape[0] = std::int64_t(in.size());
     using namespace pybind11::literals;
     return py::dict("embeddings"_a = as_array(result.output, shape), "index"_a = record.index,
@@ -102,7 +111,7 @@ class Device {
  private:
   std::shared_ptr<Program> program_;
   std::shared_ptr<const model::ViTWeights> weights_;
-  std::unique_ptr<device::Device> device_;
+  std::unique_ptr<device::Runner> device_;  // one chip's device, or a pipeline's
   double upload_seconds_ = 0;
   int calls_ = 0;
   std::mutex mutex_;
@@ -142,14 +151,14 @@ void save(const std::string& path, const std::function<std::string()>& text) {
 
 py::dict reference(const std::shared_ptr<Program>& program, const py::object& images, const std::vector<std::string>& paths,
                    std::uint64_t seed, bool fp32, bool device_numerics) {
-  const model::ViTConfig& config = program->chip.config;
-  const auto in = call_images(config, images, paths, seed);
+  const model::ViTConfig& config = program->first().config;
+  const auto in = call_images(*program, images, paths, seed);
   std::vector<float> a, b;
   {
     py::gil_scoped_release release;
     const auto weights = program->weights->load(config);
     if (fp32) a = reference::forward_fp32(*weights, in);
-    if (device_numerics) b = reference::DeviceNumericsModel(*weights, program->chip.numerics).forward(in);
+    if (device_numerics) b = job::device_numerics_forward(run_package(*program), {*weights, in});
   }
   std::vector<std::int64_t> shape = config.output_shape();
   shape[0] = std::int64_t(in.size());
@@ -179,7 +188,7 @@ py::object compare(const ProfilePtr& a, const ProfilePtr& b, const std::string& 
 std::shared_ptr<const profile::Profile> Program::profile() {
   const std::lock_guard lock(mutex_);
   if (!profile_) {
-    if (!chip.program.profiling.enabled)
+    if (!first().program.profiling.enabled)
       throw Error("the program was compiled without profiling (profile=None): it records no profile", kExitUsage);
     profile_ = std::make_shared<const profile::Profile>(job::call_profile(run_package(*this)));
   }

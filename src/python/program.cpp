@@ -24,6 +24,7 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
+#include "system/pipeline_package.hpp"
 #include "target/machine.hpp"
 
 namespace tilevit::python {
@@ -111,6 +112,27 @@ void adopt_package(Program& p, std::vector<std::byte> bytes, const std::string& 
   p.bytes = std::move(bytes);
 }
 
+// One chip: pinned by a plan file (its W too, unless exchange_stream_words names others),
+// or searched; the package adopted as `tilevit run` reads it back.
+void compile_one_chip(Program& p, const compiler::Graph& graph, const target::MachineDescription& machine,
+                      compiler::CompileOptions options, const PlanSpec& plan, const job::PlanSearchSettings& search) {
+  if (plan.text) {
+    const compiler::PlanFile file = compiler::parse_plan_file(*plan.text, plan.source, 1u << 20);
+    compiler::check_plan_target(file, compiler::plan_target(graph.config, machine), plan.source);
+    options.plan.pins = file.plan.pins;
+    if (file.pins_stream_words && plan.stream_words && *plan.stream_words != file.plan.exchange_stream_words)
+      throw Error("exchange_stream_words " + std::to_string(*plan.stream_words) + " contradicts " + plan.source +
+                      " (exchange_stream_words " + std::to_string(file.plan.exchange_stream_words) + "): drop one",
+                  kExitUsage);
+    if (file.pins_stream_words) options.plan.exchange_stream_words = file.plan.exchange_stream_words;
+  }
+  const job::PlannedCompile planned = job::compile_planned(graph, machine, options, plan.source, search);
+  adopt_package(p, package::encode_package(planned.compiled.executable).bytes(), "compiled program");
+  p.plan = nlohmann::json::parse(compiler::plan_file_text(planned.plan));
+  p.search = planned.report;
+  p.plan_origin = job::plan_origin(planned.report, plan.source, "");
+}
+
 std::shared_ptr<Program> compile(const py::dict& spec) {
   set_host_threads(get<int>(spec, "threads").value_or(0));
   auto p = std::make_shared<Program>();
@@ -129,6 +151,7 @@ std::shared_ptr<Program> compile(const py::dict& spec) {
   job::PlanSearchSettings search{get<std::uint32_t>(spec, "optimization_steps").value_or(8),
                                  get<double>(spec, "search_seconds").value_or(0), false, {}};
   const compiler::ProfilingOptions profiling = profiling_of(spec);
+  const std::uint32_t micro_batches = get<std::uint32_t>(spec, "micro_batches").value_or(1);
   const ShapeSpec shape{get<std::string>(spec, "preset"), get<std::string>(spec, "config_json"), get<int>(spec, "layers"),
                         get<int>(spec, "batch").value_or(1)};
   py::gil_scoped_release release;
@@ -138,30 +161,21 @@ std::shared_ptr<Program> compile(const py::dict& spec) {
   if (fp8_scale < -31 || fp8_scale > 31) throw Error("fp8_scale " + std::to_string(fp8_scale) + ": must be in [-31, 31]", kExitUsage);
   if (arrays) w.loaded = std::make_shared<const model::ViTWeights>(model::load_weights(*arrays, config));
   const target::MachineDescription machine = target::machine_from_option(machine_name);
-  if (machine.system.chips > 1)  // never compiled as one of its chips without saying so
-    throw Error("machine " + machine_name + ": " + std::to_string(machine.system.chips) +
-                    " chips; the Python package compiles for one chip (a pipeline over several: tilevit run --machine " +
-                    machine_name + ", docs/SCALE_OUT.md)",
-                kExitUsage);
-  const compiler::Graph graph = compiler::build_vit_graph(
-      config, calibrated ? model::NumericsConfig::calibrated() : model::NumericsConfig::uniform(fp8_scale));
+  const model::NumericsConfig numerics =
+      calibrated ? model::NumericsConfig::calibrated() : model::NumericsConfig::uniform(fp8_scale);
   compiler::CompileOptions options{compiler::Plan{{}, stream_words.value_or(compiler::kDefaultStreamWords)}, profiling};
-  if (plan_json) {  // pinned: its W too, unless exchange_stream_words names others
-    const compiler::PlanFile plan = compiler::parse_plan_file(*plan_json, plan_source, 1u << 20);
-    compiler::check_plan_target(plan, compiler::plan_target(config, machine), plan_source);
-    options.plan.pins = plan.plan.pins;
-    if (plan.pins_stream_words && stream_words && *stream_words != plan.plan.exchange_stream_words)
-      throw Error("exchange_stream_words " + std::to_string(*stream_words) + " contradicts " + plan_source +
-                      " (exchange_stream_words " + std::to_string(plan.plan.exchange_stream_words) + "): drop one",
-                  kExitUsage);
-    if (plan.pins_stream_words) options.plan.exchange_stream_words = plan.plan.exchange_stream_words;
+  const PlanSpec plan{plan_json, plan_source, stream_words};
+  if (machine.system.chips > 1) {
+    compile_pipeline(*p, config, numerics, machine, options, plan, search, micro_batches);
+    p->compile_seconds = since(t0);
+    return p;
   }
-  const job::PlannedCompile planned = job::compile_planned(graph, machine, options, plan_source, search);
-  adopt_package(*p, package::encode_package(planned.compiled.executable).bytes(), "compiled program");
+  if (micro_batches != 1)
+    throw Error("micro_batches " + std::to_string(micro_batches) + ": machine " + machine_name +
+                    " has one chip (micro-batches stream through the stages of a machine of several)",
+                kExitUsage);
+  compile_one_chip(*p, compiler::build_vit_graph(config, numerics), machine, options, plan, search);
   p->compile_seconds = since(t0);
-  p->plan = nlohmann::json::parse(compiler::plan_file_text(planned.plan));
-  p->search = planned.report;
-  p->plan_origin = job::plan_origin(planned.report, plan_source, "");
   return p;
 }
 
@@ -172,18 +186,21 @@ std::shared_ptr<Program> load(const std::string& path, std::uint64_t seed) {
     py::gil_scoped_release release;
     const package::Container container = package::Container::open(path);
     const auto bytes = container.bytes();
-    adopt_package(*p, std::vector<std::byte>(bytes.begin(), bytes.end()), path);
+    if (system::is_pipeline(container))
+      adopt_pipeline(*p, std::vector<std::byte>(bytes.begin(), bytes.end()), path);
+    else
+      adopt_package(*p, std::vector<std::byte>(bytes.begin(), bytes.end()), path);
   }
   p->plan_origin = "as compiled into " + path;
   return p;
 }
 
 // One row per tile: its logical index and the memory map's summary of it (memory.json).
-py::object memory_tiles(const Program& p) {
+nlohmann::json memory_tiles(const compiler::Executable& chip) {
   nlohmann::json rows = nlohmann::json::array();
   {
     py::gil_scoped_release release;
-    const profile::MemoryMap map = profile::build_memory_map(p.chip.machine, p.chip.program, p.chip.program.profiling.enabled);
+    const profile::MemoryMap map = profile::build_memory_map(chip.machine, chip.program, chip.program.profiling.enabled);
     for (const profile::MemoryTile& tile : map.tiles) {
       const profile::MemoryTileSummary& t = tile.summary;
       rows.push_back({{"tile", tile.logical}, {"row", tile.row}, {"column", tile.column}, {"capacity", t.capacity},
@@ -192,7 +209,7 @@ py::object memory_tiles(const Program& p) {
                       {"fragmentation", t.fragmentation}, {"padding_bytes", t.padding_bytes}});
     }
   }
-  return to_python(rows);
+  return rows;
 }
 
 }  // namespace
@@ -213,8 +230,9 @@ std::string WeightOrigin::describe() const {
 
 void bind_program(py::module_& m) {
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
-      .def_property_readonly("estimated_cycles", [](const Program& p) { return p.summary.estimated_cycles; })
+      .def_property_readonly("estimated_cycles", &Program::estimated_cycles)
       .def_property_readonly("summary", [](const Program& p) {
+        if (p.pipeline) return to_python(system::pipeline_json(*p.pipeline));
         const compiler::ProgramSummary& s = p.summary;
         return to_python({{"tiles_used", s.tiles_used}, {"supersteps", s.supersteps},
                           {"executed_supersteps", s.executed_supersteps}, {"kernel_calls", s.kernel_calls},
@@ -231,16 +249,22 @@ void bind_program(py::module_& m) {
       .def_property_readonly("plan_origin", [](const Program& p) { return p.plan_origin; })
       .def_property_readonly("compile_seconds", [](const Program& p) { return p.compile_seconds; })
       .def_property_readonly("weights_origin", [](const Program& p) { return p.weights->describe(); })
-      .def_property_readonly("config", [](const Program& p) { return to_python(nlohmann::json::parse(formats::hf_config_json(p.chip.config))); })
-      .def_property_readonly("model", [](const Program& p) { return p.chip.config.name; })
-      .def_property_readonly("layers", [](const Program& p) { return p.chip.config.layers; })
-      .def_property_readonly("batch", [](const Program& p) { return p.chip.config.batch; })
-      .def_property_readonly("image_size", [](const Program& p) { return p.chip.config.image_size; })
-      .def_property_readonly("machine", [](const Program& p) { return p.chip.machine.name; })
-      .def_property_readonly("clock_hz", [](const Program& p) { return p.chip.machine.clock_hz; })
-      .def("_steps", [](const Program& p) { return to_python(job::steps_json(p.chip.machine, p.chip.program)); })
-      .def("_kernel_calls", [](const Program& p) { return to_python(job::kernel_calls_json(p.chip.machine, p.chip.program)); })
-      .def("_memory_tiles", &memory_tiles)
+      .def_property_readonly("config", [](const Program& p) { return to_python(nlohmann::json::parse(formats::hf_config_json(p.first().config))); })
+      .def_property_readonly("model", [](const Program& p) { return p.first().config.name; })
+      .def_property_readonly("layers", [](const Program& p) { return p.first().config.layers; })
+      .def_property_readonly("batch", [](const Program& p) { return p.first().config.batch; })
+      .def_property_readonly("image_size", [](const Program& p) { return p.first().config.image_size; })
+      .def_property_readonly("machine", [](const Program& p) { return p.pipeline ? p.pipeline->machine.name : p.chip.machine.name; })
+      .def_property_readonly("clock_hz", [](const Program& p) { return p.first().machine.clock_hz; })
+      .def_property_readonly("chips", [](const Program& p) { return p.pipeline ? p.pipeline->machine.system.chips : 1u; })
+      .def_property_readonly("micro_batches", [](const Program& p) { return p.pipeline ? p.pipeline->micro_batches : 1u; })
+      .def("_steps", [](const Program& p) {
+        return to_python(stage_rows(p, [](const compiler::Executable& c) { return job::steps_json(c.machine, c.program); }));
+      })
+      .def("_kernel_calls", [](const Program& p) {
+        return to_python(stage_rows(p, [](const compiler::Executable& c) { return job::kernel_calls_json(c.machine, c.program); }));
+      })
+      .def("_memory_tiles", [](const Program& p) { return to_python(stage_rows(p, memory_tiles)); })
       .def("save", [](const Program& p, const std::string& path) {
         py::gil_scoped_release release;
         write_bytes_atomically(path, p.bytes);

@@ -73,6 +73,9 @@ def test_unwritable_output(small_program, tmp_path):
         small_program.save(tmp_path / "file" / "model.tvpkg")
 
 
-def test_a_machine_of_several_chips_is_refused_not_compiled_as_one():
-    with pytest.raises(ValueError, match="machine test16x2: 2 chips; the Python package compiles for one chip"):
-        tilevit.compile(model="siglip2-tiny", machine="test16x2")
+
+def test_micro_batches_name_the_field():
+    with pytest.raises(ValueError, match="micro_batches 2: machine test16 has one chip"):
+        tilevit.compile(model="small", machine="test16", micro_batches=2)
+    with pytest.raises(ValueError, match="micro_batches 65: expected 1 to 64"):
+        tilevit.compile(model="siglip2-tiny", machine="test16x2", micro_batches=65)
