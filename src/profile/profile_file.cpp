@@ -6,6 +6,7 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/json_number.hpp"
+#include "support/utf8.hpp"
 
 namespace tilevit::profile {
 namespace {
@@ -195,7 +196,11 @@ Profile decode(const package::Container& c) {
     x.step = m.read_u32();
     x.layer = m.read_i32();
     if (x.step != kNoStep && x.step >= p.steps) m.fail("step out of range", " (" + std::to_string(x.step) + ")");
-    for (std::string* s : {&x.phase, &x.kernel, &x.operation, &x.shape}) *s = m.read_string(kMaxText);
+    for (std::string* s : {&x.phase, &x.kernel, &x.operation, &x.shape}) {  // labels, printed and written into JSON
+      *s = m.read_string(kMaxText);
+      if (std::size_t bad_at = 0; !printable_utf8(*s, &bad_at))
+        m.fail("a label is not printable UTF-8", " (its byte " + std::to_string(bad_at) + ")");
+    }
   }
   m.expect_end();
   package::ByteReader s = c.reader(c.require("samples", kProfileFormatVersion));
