@@ -1,6 +1,7 @@
-// Profile files (.tvprof) as `tilevit profile query/diff/compare` read them: decode, every
-// query grouping, step spans, the bounds, a diff and a comparison against itself (hashes
-// rewritten first: container_rehash.hpp).
+// Profile files (.tvprof) as `tilevit profile render/query/diff/compare` read them: decode,
+// every query grouping, step spans, the bounds, a diff and a comparison against itself, the
+// viewers' data and the trace (hashes rewritten first: container_rehash.hpp).
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "container_rehash.hpp"
@@ -9,6 +10,9 @@
 #include "profile/bounds.hpp"
 #include "profile/compare.hpp"
 #include "profile/profile_file.hpp"
+#include "profile/rows.hpp"
+#include "profile/timeline_html.hpp"
+#include "profile/trace.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tilevit;
@@ -22,6 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     profile::diff_profiles(p, p);
     profile::bound_report(p);
     profile::compare_profiles(p, p);
+    profile::compare_sides_json(p, p);
+    profile::timeline_data_json(p, profile::peaks_of(p));
+    profile::chrome_trace_json(p);
+    profile::row_names(p);
   });
   return 0;
 }

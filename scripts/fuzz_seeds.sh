@@ -20,6 +20,10 @@ cp "$work"/run/*.tvprof "$corpus/fuzz_profile/"
 "$tilevit" run --preset small --machine test16x2 --micro-batches 2 --inferences 1 --no-reference --out "$work/run2" \
   >/dev/null 2>&1
 cp "$work/run2/profile.tvprof" "$corpus/fuzz_profile/system.tvprof"
+# Two layers per chip, one in detail: each chip's loop extrapolated, each chip's bounds.
+"$tilevit" run --preset siglip2-tiny --machine test16x2 --batch 1 --micro-batches 2 --inferences 1 --no-reference \
+  --out "$work/run3" >/dev/null 2>&1
+cp "$work/run3/profile.tvprof" "$corpus/fuzz_profile/system_loops.tvprof"
 "$tilevit" machine > "$corpus/fuzz_machine/c600.machine"
 "$tilevit" machine --machine "$machine" > "$corpus/fuzz_machine/test16.machine"
 "$tilevit" machine --machine test16x2 > "$corpus/fuzz_machine/test16x2.machine"

@@ -182,6 +182,14 @@ const std::vector<Fixture>& fixtures() {
       {"prof_float_u32.tvprof", [](const CompiledModel& m) { return profile_with(m, "flop_per_cycle_fp8", "1e+300"); }},
       {"min_profile_U1.tvprof",
        [](const CompiledModel& m) { return profile_with(m, "iterations_in_detail", "19223372036854775807"); }},
+      // Profile meta: a label that is not UTF-8 (0xD7 with no continuation byte), which
+      // `profile render --format trace` wrote into its JSON (fuzz_profile, 2026-12-07).
+      {"prof_label_utf8.tvprof",
+       [](const CompiledModel& m) {
+         auto p = profile::build_profile(target::test16(), m.executable.program, {});
+         p.meta.back().operation += "\xD7x";
+         return profile::encode_profile(p);
+       }},
   };
   return all;
 }

@@ -11,6 +11,7 @@
 #include "profile/compare.hpp"
 #include "profile/compare_html.hpp"
 #include "profile/profile_file.hpp"
+#include "profile/rows.hpp"
 #include "profile/timeline_html.hpp"
 #include "profile/trace.hpp"
 #include "support/atomic_file.hpp"
@@ -105,6 +106,7 @@ struct ProfileCommand {
                            {"calibrated_share", compute ? 1.0 - double(uncalibrated) / double(compute) : 1.0}}},
                          {"model_validation", target::model_validation_json()},
                          {"rows", nlohmann::json::array()}};
+      if (!p.row_groups.empty()) out["row_groups"] = row_groups_json(p);
       const profile::BoundReport bounds = profile::bound_report(p);
       std::map<std::string, const profile::BoundRow*> bound_rows;  // the operation rows' bounds
       if (!one_layer && group_by == "operation")
@@ -119,15 +121,14 @@ struct ProfileCommand {
       std::cout << out.dump(1) << "\n";
       return kExitOk;
     }
-    std::printf("%s: %s, %s, %u tiles, span %s cycles (%.3f ms), granularity %s\n", input.c_str(), p.model.c_str(),
-                p.machine_name.c_str(), p.tiles, with_commas(p.span).c_str(), double(p.span) / double(p.clock_hz) * 1e3,
-                std::string(compiler::to_string(p.options.granularity)).c_str());
+    std::printf("%s: %s, %s, %s, span %s cycles (%.3f ms), granularity %s\n", input.c_str(), p.model.c_str(),
+                p.machine_name.c_str(), profile::rows_text(p).c_str(), with_commas(p.span).c_str(),
+                double(p.span) / double(p.clock_hz) * 1e3, std::string(compiler::to_string(p.options.granularity)).c_str());
     if (one_layer)
       std::printf("view: one encoder layer (mean of %u detailed), %s cycles\n", loop.detailed,
                   with_commas(loop.view_span).c_str());
-    else if (loop.extrapolated)
-      std::printf("view: the whole call; loop iterations %u..%u of %u extrapolated from the %u recorded in detail\n",
-                  loop.detailed + 1, loop.iterations, loop.iterations, loop.detailed);
+    else
+      print_extrapolation(p);
     // Not "kernel cycles", the words of compile, run and inspect for each step's slowest tile.
     std::printf("compute tile-cycles: %s calibrated of %s (%s; compile and run count each step's slowest tile)\n",
                 percent_text(compute - uncalibrated, compute).c_str(), with_commas(compute).c_str(),
@@ -152,6 +153,29 @@ struct ProfileCommand {
     }
     if (rows.size() > limit) std::printf("(%zu more; --limit)\n", rows.size() - limit);
     return kExitOk;
+  }
+
+  // Several chips: each with its loop (its stage's layers) and how the model view scales it.
+  static nlohmann::json row_groups_json(const profile::Profile& p) {
+    nlohmann::json groups = nlohmann::json::array();
+    const auto coverage = profile::group_coverage(p);
+    for (std::size_t g = 0; g < p.row_groups.size(); ++g)
+      groups.push_back({{"name", p.row_groups[g].name}, {"rows", p.row_groups[g].rows},
+                        {"loop", {{"iterations", coverage[g].iterations}, {"detailed", coverage[g].detailed},
+                                  {"extrapolated", coverage[g].extrapolated}}}});
+    return groups;
+  }
+
+  // The whole call's loop iterations scaled in from the detailed ones (each chip's, several chips).
+  static void print_extrapolation(const profile::Profile& p) {
+    const auto coverage = profile::group_coverage(p);
+    for (std::size_t g = 0; g < coverage.size(); ++g) {
+      const profile::LoopCoverage& c = coverage[g];
+      if (!c.extrapolated) continue;
+      const std::string whose = p.row_groups.empty() ? "" : p.row_groups[g].name + "'s ";
+      std::printf("view: the whole call; %sloop iterations %u..%u of %u extrapolated from the %u recorded in detail\n",
+                  whose.c_str(), c.detailed + 1, c.iterations, c.iterations, c.detailed);
+    }
   }
 
   static bool differs(const profile::DiffReport& r) {
@@ -202,7 +226,9 @@ struct ProfileCommand {
     if (shown == 0) return;
     int width = int(std::string(first).size());
     for (std::size_t i = 0; i < shown; ++i) width = std::max(width, int(rows[i].key.size()));
-    auto cell = [](std::int64_t v) { return v < 0 ? std::string("-") : with_commas(std::uint64_t(v)); };
+    auto cell = [](std::int64_t v) {
+      return v == profile::CompareRow::kAbsent ? std::string("-") : v < 0 ? "-" + with_commas(std::uint64_t(-v)) : with_commas(std::uint64_t(v));
+    };
     std::printf("%s:\n  %-*s %14s    %14s  %s\n", title, width, first, "A", "B", "B - A");
     for (std::size_t i = 0; i < shown; ++i)
       std::printf("  %-*s %14s -> %14s  %s\n", width, rows[i].key.c_str(), cell(rows[i].cycles_a).c_str(),

@@ -134,8 +134,10 @@ CallRecord call_record(const RunPackage& package, int index, const device::CallR
 // stage): bit for bit the device's embeddings of `in`'s images.
 std::vector<float> device_numerics_forward(const RunPackage& package, const RunInputs& in);
 
-// The profile of one call of a one-chip package (its recorded detail), named by the package's
-// SHA-256, model and plan origin: what profile.tvprof and the viewers of a run show.
+// The profile of one call of a profiled package (its recorded detail), named by the package's
+// SHA-256, model and plan origin: what profile.tvprof and the viewers of a run show. A
+// pipeline's is one profile of the system (profile/system_profile.hpp), each chip with its
+// stage's operation bounds.
 profile::Profile call_profile(const RunPackage& package);
 
 // Where the package's plan came from, in a few words (the viewers' header): the search (and

@@ -82,10 +82,14 @@ std::string model_text(const model::ViTConfig& config) {
          std::to_string(config.batch);
 }
 
-// A chip's profile with its memory peaks and operation bounds.
+// A chip's profile with its memory peaks and operation bounds: the bounds of the graph its
+// program computes (the whole model, or a pipeline stage's part) on its machine.
 profile::Profile chip_profile(const compiler::Executable& chip, const profile::MemoryMap& map) {
   auto p = profile::build_profile(chip.machine, chip.program, chip.program.profiling.detail);
   for (const auto& tile : map.tiles) p.tile_peak_bytes.push_back(tile.summary.peak_bytes);
+  const compiler::Graph graph = compiler::build_stage_graph(chip.config, chip.numerics, chip.stage, chip.program.loop_count);
+  for (const auto& b : compiler::operation_lower_bounds(graph, chip.machine))
+    p.operation_bounds.push_back({b.name, std::uint64_t(b.tile_cycles + 0.5)});
   return p;
 }
 
@@ -93,48 +97,40 @@ profile::Profile chip_profile(const compiler::Executable& chip, const profile::M
 profile::Profile call_profile(const RunPackage& package, const profile::MemoryMap& map) {
   const compiler::Executable& chip = *package.chip;
   auto p = chip_profile(chip, map);
-  for (const auto& b : compiler::operation_lower_bounds(compiler::build_vit_graph(chip.config, chip.numerics), chip.machine))
-    p.operation_bounds.push_back({b.name, std::uint64_t(b.tile_cycles + 0.5)});
   p.package_sha256 = package.sha256;
   p.model = model_text(chip.config);
   p.plan = package.plan_origin;  // the viewers' header names it
   return p;
 }
 
-}  // namespace
-
-profile::Profile call_profile(const RunPackage& package) {
-  const compiler::Executable& chip = *package.chip;
-  return call_profile(package, profile::build_memory_map(chip.machine, chip.program, chip.program.profiling.enabled));
+// Each stage's memory map, as `memory-map --stage N` makes it.
+std::vector<profile::MemoryMap> stage_maps(const system::CompiledPipeline& pipeline) {
+  std::vector<profile::MemoryMap> maps;
+  const std::uint32_t count = static_cast<std::uint32_t>(pipeline.stages.size());
+  for (std::uint32_t s = 0; s < count; ++s) {
+    const compiler::Executable& chip = pipeline.stages[s].executable;
+    maps.push_back(profile::build_memory_map(chip.machine, chip.program, chip.program.profiling.enabled));
+    maps.back().stage = profile::MemoryMapStage{s, count};
+  }
+  return maps;
 }
 
-namespace {
-
-// A pipeline's views (docs/SCALE_OUT.md, "Profiles"): memory-stage<N>.* per stage as
-// `memory-map --stage N` writes them, and one profile of the whole system: each stage's
-// profile at the cycles the schedule runs its micro-batches, the links as rows of their own.
-void write_system_views(const RunPackage& package, ViewWriter& views, const RunSettings& settings) {
+// A profiled pipeline's call (docs/SCALE_OUT.md, "Profiles"): each stage's profile (with its
+// memory peaks and its own operation bounds) at the cycles the schedule runs its
+// micro-batches, the links as rows of their own.
+profile::Profile system_call_profile(const RunPackage& package, const std::vector<profile::MemoryMap>& maps) {
   const system::CompiledPipeline& pipeline = *package.pipeline;
   const std::uint32_t count = static_cast<std::uint32_t>(pipeline.stages.size());
-  const bool profiled = pipeline.stages.front().executable.program.profiling.enabled;
   std::vector<profile::Profile> stages;
   std::vector<std::uint64_t> busy;  // per stage: its cycles plus its outgoing link
   std::vector<profile::SystemLinkRun> links;
   for (std::uint32_t s = 0; s < count; ++s) {
-    const compiler::Executable& chip = pipeline.stages[s].executable;
-    auto map = profile::build_memory_map(chip.machine, chip.program, chip.program.profiling.enabled);
-    map.stage = profile::MemoryMapStage{s, count};
-    views.memory_views(map, "-stage" + std::to_string(s));
     const std::uint64_t link = s < pipeline.links.size() ? pipeline.links[s].cost.cycles() : 0;
     if (s < pipeline.links.size())
       links.push_back({"link chip " + std::to_string(pipeline.links[s].from_chip) + " -> " + std::to_string(pipeline.links[s].to_chip),
                        pipeline.links[s].bytes, link});
-    if (profiled) stages.push_back(chip_profile(chip, map));
-    busy.push_back((profiled ? stages.back().span : pipeline.stages[s].stats.estimated_cycles) + link);
-  }
-  if (!profiled) {
-    settings.progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
-    return;
+    stages.push_back(chip_profile(pipeline.stages[s].executable, maps[s]));
+    busy.push_back(stages.back().span + link);
   }
   // The schedule of the call's micro-batches (system::pipeline_makespan's recurrence).
   std::vector<std::vector<std::uint64_t>> starts(pipeline.micro_batches, std::vector<std::uint64_t>(count));
@@ -154,10 +150,27 @@ void write_system_views(const RunPackage& package, ViewWriter& views, const RunS
   p.model = model_text(pipeline.stages.front().executable.config) + ", " + std::to_string(pipeline.micro_batches) +
             (pipeline.micro_batches == 1 ? " micro-batch" : " micro-batches") + " over " + std::to_string(count) + " chips";
   p.plan = package.plan_origin;
-  views.profile_views(p, settings);
+  return p;
+}
+
+// A pipeline's views: memory-stage<N>.* per stage and, profiled, one profile of the system.
+void write_system_views(const RunPackage& package, ViewWriter& views, const RunSettings& settings) {
+  const std::vector<profile::MemoryMap> maps = stage_maps(*package.pipeline);
+  for (const profile::MemoryMap& map : maps) views.memory_views(map, "-stage" + std::to_string(map.stage->index));
+  if (!package.pipeline->stages.front().executable.program.profiling.enabled) {
+    settings.progress("the package was built without profiling (--no-profile): no profile, model.html or trace.json");
+    return;
+  }
+  views.profile_views(system_call_profile(package, maps), settings);
 }
 
 }  // namespace
+
+profile::Profile call_profile(const RunPackage& package) {
+  if (package.pipeline) return system_call_profile(package, stage_maps(*package.pipeline));
+  const compiler::Executable& chip = *package.chip;
+  return call_profile(package, profile::build_memory_map(chip.machine, chip.program, chip.program.profiling.enabled));
+}
 
 void write_views(const RunPackage& package, OutputDirectory& out, RunReport& report, const RunSettings& settings) {
   ViewWriter views{out, report, settings.progress};

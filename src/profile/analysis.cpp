@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "profile/rows.hpp"
 #include "support/error.hpp"
 
 namespace tilevit::profile {
@@ -25,7 +26,7 @@ namespace {
 // A compute sample's operation; a local copy alone has none (older profiles: "").
 std::string operation_of(const StepMeta& m) { return m.operation.empty() ? kLocalCopyOperation : m.operation; }
 
-std::string group_key(const Profile& p, const Sample& s, std::uint32_t tile, GroupBy g) {
+std::string group_key(const Profile& p, const Sample& s, const std::string& row, GroupBy g) {
   const StepMeta& m = p.meta[s.meta];
   switch (g) {
     case GroupBy::kind: return std::string(to_string(m.kind));
@@ -33,7 +34,7 @@ std::string group_key(const Profile& p, const Sample& s, std::uint32_t tile, Gro
     case GroupBy::operation:
       return m.kind == SampleKind::compute ? operation_of(m) : "(" + std::string(to_string(m.kind)) + ")";
     case GroupBy::phase: return m.phase.empty() ? "(" + std::string(to_string(m.kind)) + ")" : m.phase;
-    case GroupBy::tile: return "tile " + std::to_string(tile);
+    case GroupBy::tile: return row;
   }
   return "";
 }
@@ -58,6 +59,8 @@ LoopCoverage loop_coverage(const Profile& p, QueryView view) {
   c.extrapolated = c.detailed > 0 && c.detailed < c.iterations;
   c.view_span = p.span;
   if (view == QueryView::model) return c;
+  if (c.detailed == 0 && !p.row_groups.empty())
+    throw Error("profile of " + p.model + ": several chips, each with its own layers: no per-layer view", kExitUsage);
   if (c.detailed == 0)
     throw Error("profile of " + p.model + ": no loop iteration recorded in detail (granularity " +
                     std::string(compiler::to_string(p.options.granularity)) +
@@ -77,55 +80,88 @@ LoopCoverage loop_coverage(const Profile& p, QueryView view) {
 namespace {
 
 // A row's totals outside the loop and inside its detailed iterations, kept apart so the
-// loop part can be scaled to all iterations (model view) or to one (layer view).
+// loop part can be scaled to all iterations (model view) or to one (layer view); per row
+// group, as each chip of a multi-chip profile has its own loop.
+struct LoopParts {
+  std::uint64_t samples = 0, cycles = 0, flops = 0, words = 0, compute = 0, uncalibrated = 0;
+};
 struct RowParts {
   QueryRow row;
-  std::uint64_t loop_samples = 0, loop_cycles = 0, loop_flops = 0, loop_words = 0;
-  std::uint64_t loop_compute = 0, loop_uncalibrated = 0;
+  std::map<std::uint32_t, LoopParts> loop;  // per row group
   std::uint32_t last_tile = UINT32_MAX, tile = UINT32_MAX;
 };
 
+void add_sample(RowParts& r, const Sample& s, bool compute, LoopParts* loop) {
+  const std::uint64_t cycles = s.end - s.start, words = std::uint64_t(s.words_sent) + s.words_received;
+  (loop ? loop->samples : r.row.samples) += 1;
+  (loop ? loop->cycles : r.row.cycles) += cycles;
+  (loop ? loop->flops : r.row.flops) += s.flops;
+  (loop ? loop->words : r.row.words) += words;
+  if (compute) {
+    (loop ? loop->compute : r.row.compute_cycles) += cycles;
+    (loop ? loop->uncalibrated : r.row.uncalibrated_cycles) += s.uncalibrated_cycles;
+  }
+  r.row.max_cycles = std::max(r.row.max_cycles, cycles);
+}
+
+// Loop part x num / den: all iterations from the detailed ones, or one of them.
+void add_loop(QueryRow& row, const LoopParts& l, std::uint64_t num, std::uint64_t den) {
+  row.samples += l.samples * num / den;
+  row.cycles += l.cycles * num / den;
+  row.flops += l.flops * num / den;
+  row.words += l.words * num / den;
+  row.compute_cycles += l.compute * num / den;
+  row.uncalibrated_cycles += l.uncalibrated * num / den;
+}
+
 }  // namespace
+
+std::vector<LoopCoverage> group_coverage(const Profile& p) {
+  if (p.row_groups.empty()) return {loop_coverage(p, QueryView::model)};
+  std::vector<LoopCoverage> out;
+  for (const Profile::RowGroup& g : p.row_groups) {
+    LoopCoverage c;
+    c.iterations = p.options.granularity != Granularity::graph ? g.loop_count : 0;
+    c.detailed = std::min(c.iterations, p.options.iterations_in_detail);
+    c.extrapolated = c.detailed > 0 && c.detailed < c.iterations;
+    c.view_span = p.span;
+    out.push_back(c);
+  }
+  return out;
+}
 
 std::vector<QueryRow> query_profile(const Profile& p, GroupBy g, QueryView view) {
   const LoopCoverage coverage = loop_coverage(p, view);
+  // The model view scales each row's loop by its group's coverage; the layer view is one chip's.
+  const std::vector<LoopCoverage> groups = view == QueryView::model ? group_coverage(p) : std::vector<LoopCoverage>{coverage};
+  const std::vector<std::uint32_t> group_of = row_groups_of(p);
+  const std::vector<std::string> names = g == GroupBy::tile ? row_names(p) : std::vector<std::string>(p.samples.size());
   std::map<std::string, RowParts> rows;
-  for (std::uint32_t t = 0; t < p.samples.size(); ++t)
+  for (std::uint32_t t = 0; t < p.samples.size(); ++t) {
+    const std::uint32_t group = view == QueryView::model ? group_of[t] : 0;
     for (const Sample& s : p.samples[t]) {
       const StepMeta& m = p.meta[s.meta];
       const bool loop_detail = m.layer >= 0 && m.kind != SampleKind::repeat;
       if (view == QueryView::layer && !loop_detail) continue;
-      if (m.kind == SampleKind::repeat && coverage.extrapolated) continue;  // stood for what is scaled in
-      if (g == GroupBy::tile && m.kind == SampleKind::idle) continue;        // a tile's share is its busy time
-      const std::string key = group_key(p, s, t, g);
+      if (m.kind == SampleKind::repeat && groups[group].extrapolated) continue;  // stood for what is scaled in
+      if (g == GroupBy::tile && m.kind == SampleKind::idle) continue;              // a tile's share is its busy time
+      const std::string key = group_key(p, s, names[t], g);
       RowParts& r = rows[key];
       r.row.key = key;
       r.tile = g == GroupBy::tile ? t : UINT32_MAX;
-      const std::uint64_t cycles = s.end - s.start, words = std::uint64_t(s.words_sent) + s.words_received;
-      (loop_detail ? r.loop_samples : r.row.samples) += 1;
-      (loop_detail ? r.loop_cycles : r.row.cycles) += cycles;
-      (loop_detail ? r.loop_flops : r.row.flops) += s.flops;
-      (loop_detail ? r.loop_words : r.row.words) += words;
-      if (m.kind == SampleKind::compute) {
-        (loop_detail ? r.loop_compute : r.row.compute_cycles) += cycles;
-        (loop_detail ? r.loop_uncalibrated : r.row.uncalibrated_cycles) += s.uncalibrated_cycles;
-      }
-      r.row.max_cycles = std::max(r.row.max_cycles, cycles);
+      add_sample(r, s, m.kind == SampleKind::compute, loop_detail ? &r.loop[group] : nullptr);
       if (r.last_tile != t) ++r.row.tiles;
       r.last_tile = t;
     }
-  // Loop part x num / den: all iterations from the detailed ones, or one of them.
-  const std::uint64_t num = view == QueryView::layer ? 1 : coverage.extrapolated ? coverage.iterations : 1;
-  const std::uint64_t den = view == QueryView::layer || coverage.extrapolated ? coverage.detailed : 1;
+  }
   const double area = double(coverage.view_span) * (g == GroupBy::tile ? 1.0 : double(std::max<std::uint32_t>(p.tiles, 1)));
   std::vector<RowParts> parts;
   for (auto& [key, r] : rows) {
-    r.row.samples += r.loop_samples * num / den;
-    r.row.cycles += r.loop_cycles * num / den;
-    r.row.flops += r.loop_flops * num / den;
-    r.row.words += r.loop_words * num / den;
-    r.row.compute_cycles += r.loop_compute * num / den;
-    r.row.uncalibrated_cycles += r.loop_uncalibrated * num / den;
+    for (const auto& [group, loop] : r.loop) {
+      const LoopCoverage& c = groups[group];
+      if (view == QueryView::layer) add_loop(r.row, loop, 1, c.detailed);
+      else add_loop(r.row, loop, c.extrapolated ? c.iterations : 1, c.extrapolated ? c.detailed : 1);
+    }
     r.row.share = area > 0 ? double(r.row.cycles) / area : 0;
     parts.push_back(r);
   }
@@ -166,11 +202,16 @@ DiffReport diff_profiles(const Profile& a, const Profile& b) {
   r.span_b = b.span;
   r.span_delta = std::int64_t(b.span) - std::int64_t(a.span);
   if (a.model != b.model) r.identity.push_back("model: " + a.model + " vs " + b.model);
-  if (a.loop_count != b.loop_count)
-    r.identity.push_back("loop iterations (layers): " + std::to_string(a.loop_count) + " vs " + std::to_string(b.loop_count));
-  auto machine = [](const Profile& p) {
-    return p.machine_name + " (" + std::to_string(p.tiles) + " tiles, " + std::to_string(p.clock_hz) + " Hz)";
+  // Loop iterations (layers): the profile's, or each chip's ("2 + 2").
+  auto layers = [](const Profile& p) {
+    if (p.row_groups.empty()) return std::to_string(p.loop_count);
+    std::string text;
+    for (const auto& g : p.row_groups)
+      if (g.name != kLinkRowGroup) text += (text.empty() ? "" : " + ") + std::to_string(g.loop_count);
+    return text;
   };
+  if (layers(a) != layers(b)) r.identity.push_back("loop iterations (layers): " + layers(a) + " vs " + layers(b));
+  auto machine = [](const Profile& p) { return p.machine_name + " (" + rows_text(p) + ", " + std::to_string(p.clock_hz) + " Hz)"; };
   if (machine(a) != machine(b)) r.identity.push_back("machine: " + machine(a) + " vs " + machine(b));
   if (!r.same_package)
     r.warnings.push_back("profiles of different packages (" + (a.package_sha256.empty() ? "?" : a.package_sha256.substr(0, 16)) +

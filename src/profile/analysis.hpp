@@ -45,6 +45,10 @@ struct LoopCoverage {
   std::uint64_t view_span = 0;
 };
 LoopCoverage loop_coverage(const Profile& profile, QueryView view);
+// The model view's loop per row group (rows.hpp): a multi-chip profile's chips each have
+// their stage's loop (Profile::RowGroup::loop_count); a profile without groups has one
+// entry, its own loop.
+std::vector<LoopCoverage> group_coverage(const Profile& profile);
 
 // One superstep execution (a step at a loop iteration), matched across profiles by its
 // phase label, layer and occurrence: the same key in two builds of one model.

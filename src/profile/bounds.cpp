@@ -5,6 +5,7 @@
 
 #include "profile/analysis.hpp"
 #include "profile/compare.hpp"
+#include "profile/rows.hpp"
 
 namespace tilevit::profile {
 namespace {
@@ -18,8 +19,8 @@ std::vector<std::string> parts_of(const std::string& operation) {
   return parts;
 }
 
-nlohmann::json ratio_json(std::uint64_t achieved, double bound) {
-  return bound > 0 ? nlohmann::json(double(achieved) / bound) : nlohmann::json(nullptr);
+nlohmann::json ratio_json(std::int64_t achieved, double bound) {
+  return bound > 0 && achieved >= 0 ? nlohmann::json(double(achieved) / bound) : nlohmann::json(nullptr);
 }
 
 nlohmann::json rows_json(const std::vector<BoundRow>& rows, std::size_t limit, const char* unit) {
@@ -34,59 +35,96 @@ nlohmann::json rows_json(const std::vector<BoundRow>& rows, std::size_t limit, c
 
 }  // namespace
 
-BoundReport bound_report(const Profile& p) {
-  BoundReport r;
-  r.available = !p.operation_bounds.empty();
-  r.call_cycles = p.span;
-  r.compute_tile_cycles = p.tile_cycles[std::size_t(SampleKind::compute)];
-  const double tiles = std::max<std::uint32_t>(p.tiles, 1);
-  std::map<std::string, double> bound_of;
-  for (const auto& b : p.operation_bounds) {
-    bound_of[b.name] += double(b.tile_cycles);
-    r.call_bound += double(b.tile_cycles) / tiles;
+namespace {
+
+using Op = std::pair<std::uint32_t, std::string>;  // (row group: the chip that ran it, graph op)
+
+// The recorded bounds by (row group, op), and per op name the groups that have one.
+struct Bounds {
+  std::map<Op, double> of;
+  std::map<std::string, std::vector<Op>> groups;
+};
+
+Bounds index_bounds(const Profile& p) {
+  Bounds b;
+  for (const auto& x : p.operation_bounds) {
+    const auto [it, added] = b.of.try_emplace({x.row_group, x.name}, 0.0);
+    if (added) b.groups[x.name].push_back(it->first);
+    it->second += double(x.tile_cycles);
   }
-  std::map<std::pair<std::uint32_t, std::int32_t>, std::size_t> step_row;
-  const std::vector<CompareRow> steps = call_steps(p, &step_row);
-  // Per op: compute tile-cycles of the samples running it, in all, per operation key, per step.
-  std::map<std::string, double> total;
-  std::map<std::string, std::map<std::string, double>> by_key;
-  std::map<std::string, std::map<std::size_t, double>> by_step;
-  for (const auto& tile : p.samples)
-    for (const Sample& s : tile) {
+  return b;
+}
+
+// Per bounded op, the compute tile-cycles of the samples running it: in all, per operation
+// key (fused ops joined by '+') and per step row.
+struct Shares {
+  std::map<Op, double> total;
+  std::map<Op, std::map<std::string, double>> by_key;
+  std::map<Op, std::map<std::size_t, double>> by_step;
+};
+
+Shares op_shares(const Profile& p, const Bounds& bounds, const std::map<std::pair<std::uint32_t, std::int32_t>, std::size_t>& step_row) {
+  Shares sh;
+  const std::vector<std::uint32_t> group_of = row_groups_of(p);
+  for (std::uint32_t t = 0; t < p.samples.size(); ++t)
+    for (const Sample& s : p.samples[t]) {
       const StepMeta& m = p.meta[s.meta];
       if (m.kind != SampleKind::compute) continue;
       const std::string key = m.operation.empty() ? kLocalCopyOperation : m.operation;
       const double cycles = double(s.end - s.start);
       const auto step = step_row.find({m.step, m.layer});
-      for (const std::string& op : parts_of(key)) {
-        if (!bound_of.count(op)) continue;
-        total[op] += cycles;
-        by_key[op][key] += cycles;
-        if (step != step_row.end()) by_step[op][step->second] += cycles;
+      for (const std::string& name : parts_of(key)) {
+        const Op op{group_of[t], name};
+        if (!bounds.of.count(op)) continue;
+        sh.total[op] += cycles;
+        sh.by_key[op][key] += cycles;
+        if (step != step_row.end()) sh.by_step[op][step->second] += cycles;
       }
     }
+  return sh;
+}
+
+}  // namespace
+
+BoundReport bound_report(const Profile& p) {
+  BoundReport r;
+  r.available = !p.operation_bounds.empty();
+  r.call_cycles = p.span;
+  r.compute_tile_cycles = p.tile_cycles[std::size_t(SampleKind::compute)];
+  // An op's bound is its chip's (the row group that ran it; one group without groups), spread
+  // over that chip's tiles for a step; the call's is every op's over all tiles of all chips.
+  const Bounds bounds = index_bounds(p);
+  const double tiles = std::max<std::uint32_t>(tile_rows(p), 1);
+  for (const auto& [op, cycles] : bounds.of) r.call_bound += cycles / tiles;
+  std::map<std::pair<std::uint32_t, std::int32_t>, std::size_t> step_row;
+  const std::vector<CompareRow> steps = call_steps(p, &step_row);
+  const Shares sh = op_shares(p, bounds, step_row);
   for (const QueryRow& q : query_profile(p, GroupBy::operation, QueryView::model)) {
     if (q.compute_cycles == 0) continue;
-    BoundRow row{q.key, q.compute_cycles, 0};
-    for (const std::string& op : parts_of(q.key))
-      if (const auto it = by_key.find(op); it != by_key.end() && it->second.count(q.key))
-        row.bound += bound_of[op] * it->second.at(q.key) / total[op];
+    BoundRow row{q.key, std::int64_t(q.compute_cycles), 0};
+    for (const std::string& name : parts_of(q.key))
+      if (const auto named = bounds.groups.find(name); named != bounds.groups.end())
+        for (const Op& op : named->second)
+          if (const auto it = sh.by_key.find(op); it != sh.by_key.end() && it->second.count(q.key))
+            row.bound += bounds.of.at(op) * it->second.at(q.key) / sh.total.at(op);
     r.operations.push_back(row);
   }
-  for (const CompareRow& s : steps) r.steps.push_back(BoundRow{s.key, std::uint64_t(std::max<std::int64_t>(s.cycles_a, 0)), 0});
-  for (const auto& [op, rows] : by_step)
-    for (const auto& [row, cycles] : rows) r.steps[row].bound += bound_of[op] * cycles / total[op] / tiles;
+  for (const CompareRow& s : steps) r.steps.push_back(BoundRow{s.key, s.cycles_a, 0});
+  for (const auto& [op, rows] : sh.by_step) {
+    const double chip_tiles = op.first < p.row_groups.size() ? std::max<std::uint32_t>(p.row_groups[op.first].rows, 1) : tiles;
+    for (const auto& [row, cycles] : rows) r.steps[row].bound += bounds.of.at(op) * cycles / sh.total.at(op) / chip_tiles;
+  }
   return r;
 }
 
 nlohmann::json to_json(const BoundReport& r, std::size_t limit) {
-  std::uint64_t operations = 0, steps = 0;
+  std::int64_t operations = 0, steps = 0;
   for (const BoundRow& b : r.operations) operations += b.achieved;
   for (const BoundRow& b : r.steps) steps += b.achieved;
   return {{"available", r.available},
           {"method", kBoundMethod},
           {"call", {{"achieved_cycles", r.call_cycles}, {"bound_cycles", r.call_bound},
-                    {"achieved_over_bound", ratio_json(r.call_cycles, r.call_bound)}}},
+                    {"achieved_over_bound", ratio_json(std::int64_t(r.call_cycles), r.call_bound)}}},
           {"operations", {{"unit", "compute tile-cycles, all tiles, whole call"}, {"achieved_sum", operations},
                           {"compute_tile_cycles", r.compute_tile_cycles}, {"count", r.operations.size()},
                           {"rows", rows_json(r.operations, limit, "tile_cycles")}}},

@@ -15,9 +15,11 @@ namespace tilevit::profile {
 
 struct BoundRow {
   std::string key;
-  std::uint64_t achieved = 0;  // operations: compute tile-cycles; steps: cycles of the call
-  double bound = 0;            // same unit; 0 when no recorded op runs there
-  double ratio() const { return bound > 0 ? double(achieved) / bound : 0; }  // achieved / bound, 0: none
+  // operations: compute tile-cycles; steps: cycles of the call (negative only in the row
+  // "(chips at work at once)" of a pipeline: compare.hpp's call_steps)
+  std::int64_t achieved = 0;
+  double bound = 0;  // same unit; 0 when no recorded op runs there
+  double ratio() const { return bound > 0 && achieved > 0 ? double(achieved) / bound : 0; }  // achieved / bound, 0: none
 };
 
 struct BoundReport {
@@ -28,11 +30,14 @@ struct BoundReport {
   // Steps as compare's step table names them; their achieved cycles sum to the span.
   std::vector<BoundRow> steps;
   std::uint64_t call_cycles = 0, compute_tile_cycles = 0;
-  double call_bound = 0;  // every recorded op's bound over all tiles: plan_lower_bound's cycles
+  // Every recorded op's bound over all tiles (of every chip): plan_lower_bound's cycles on one chip.
+  double call_bound = 0;
 };
 
 // An op's bound goes to the groups (fused operations, steps) that ran it, in proportion to
-// the compute tile-cycles of its samples there.
+// the compute tile-cycles of its samples there. In a multi-chip profile each chip's ops
+// have its own bounds (Profile::OperationBound::row_group), split among that chip's
+// samples only, and a step's bound spreads its ops over the tiles of its chip.
 BoundReport bound_report(const Profile& profile);
 
 nlohmann::json to_json(const BoundReport& report, std::size_t limit);
@@ -41,6 +46,7 @@ inline constexpr const char* kBoundMethod =
     "plan search lower bound per graph operation (compiler/plan_bound.hpp): the op's work spread evenly over all "
     "tiles, matrix FLOPs at peak, vector kernels at the calibrated rates without per-call base, no exchange or sync; "
     "a fused operation's bound is the sum of its ops', an op run in several groups is split in proportion to its "
-    "compute tile-cycles there; a step's bound is its ops' tile-cycles / tiles";
+    "compute tile-cycles there; a step's bound is its ops' tile-cycles / tiles (of its chip: several chips' ops are "
+    "bounded per chip, from each stage's program, every micro-batch counted)";
 
 }  // namespace tilevit::profile

@@ -18,10 +18,14 @@
 namespace tilevit::profile {
 
 struct CompareRow {
+  static constexpr std::int64_t kAbsent = INT64_MIN;
   std::string key;
-  std::int64_t cycles_a = -1, cycles_b = -1;  // -1: absent on that side
-  std::int64_t start_a = -1, start_b = -1;    // steps: the first execution's start cycle
-  std::int64_t delta() const { return (cycles_b < 0 ? 0 : cycles_b) - (cycles_a < 0 ? 0 : cycles_a); }
+  // kAbsent: absent on that side; negative only in a pipeline's "(chips at work at once)"
+  std::int64_t cycles_a = kAbsent, cycles_b = kAbsent;
+  std::int64_t start_a = -1, start_b = -1;  // steps: the first execution's start cycle; -1: none
+  std::int64_t a() const { return cycles_a == kAbsent ? 0 : cycles_a; }  // 0 when absent
+  std::int64_t b() const { return cycles_b == kAbsent ? 0 : cycles_b; }
+  std::int64_t delta() const { return b() - a(); }
 };
 
 struct FlameDiffRow {
@@ -41,7 +45,8 @@ struct CompareReport {
 };
 
 // The step rows of one profile: key -> cycles over the whole call, in time order of the
-// first execution; their sum is the span ("(outside steps)" holds any remainder).
+// first execution; their sum is the span ("(outside steps)" holds any remainder; in a
+// pipeline, where chips run steps at once, "(chips at work at once)" takes the overlap off).
 // row_of, when given, receives the row of every (step, layer) execution.
 std::vector<CompareRow> call_steps(const Profile& profile,
                                    std::map<std::pair<std::uint32_t, std::int32_t>, std::size_t>* row_of = nullptr);

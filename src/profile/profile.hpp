@@ -53,6 +53,10 @@ struct Sample {
   bool operator==(const Sample&) const = default;
 };
 
+// The row group of a multi-chip profile's link rows (a row per IPU-Link); every other
+// group is a chip's tiles.
+inline constexpr const char* kLinkRowGroup = "links";
+
 struct Profile {
   // Identity: what was profiled.
   std::string machine_name;
@@ -73,10 +77,12 @@ struct Profile {
   // empty when not recorded (profiles written before it, or made without the map).
   std::vector<std::uint32_t> tile_peak_bytes;
   // Per graph operation, its lower bound in tile-cycles over the whole call
-  // (compiler::operation_lower_bounds, rounded); empty when not recorded.
+  // (compiler::operation_lower_bounds, rounded); empty when not recorded. A multi-chip
+  // profile has each chip's: its stage's ops on that chip, every micro-batch counted.
   struct OperationBound {
     std::string name;
     std::uint64_t tile_cycles = 0;
+    std::uint32_t row_group = 0;  // the group of the rows (chip) that ran it; 0 without groups
     bool operator==(const OperationBound&) const = default;
   };
   std::vector<OperationBound> operation_bounds;
@@ -85,6 +91,10 @@ struct Profile {
   struct RowGroup {
     std::string name;
     std::uint32_t rows = 0;
+    // A chip's loop (its stage's layers), in place of the profile's: the samples of layer
+    // >= 0 on its rows are its first options.iterations_in_detail iterations, a repeat
+    // sample stands for the rest. 0: no loop (link rows, a graph-granularity profile).
+    std::uint32_t loop_count = 0;
     bool operator==(const RowGroup&) const = default;
   };
   std::vector<RowGroup> row_groups;

@@ -6,6 +6,7 @@
 #include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/json_number.hpp"
+#include "support/utf8.hpp"
 
 namespace tilevit::profile {
 namespace {
@@ -44,13 +45,34 @@ nlohmann::json header_json(const Profile& p) {
   if (!p.tile_peak_bytes.empty()) j["tile_peak_bytes"] = p.tile_peak_bytes;  // optional: the memory map's peaks
   if (!p.row_groups.empty()) {  // optional: a multi-chip profile's chips and links
     nlohmann::json& groups = j["row_groups"] = nlohmann::json::array();
-    for (const auto& g : p.row_groups) groups.push_back({g.name, g.rows});
+    for (const auto& g : p.row_groups) groups.push_back({g.name, g.rows, g.loop_count});
   }
-  if (!p.operation_bounds.empty()) {  // optional: per operation, its lower bound in tile-cycles
+  if (!p.operation_bounds.empty()) {  // optional: per operation, its lower bound in tile-cycles (and row group)
     nlohmann::json& bounds = j["operation_bounds"] = nlohmann::json::array();
-    for (const auto& b : p.operation_bounds) bounds.push_back({b.name, b.tile_cycles});
+    for (const auto& b : p.operation_bounds)
+      bounds.push_back(b.row_group ? nlohmann::json{b.name, b.tile_cycles, b.row_group} : nlohmann::json{b.name, b.tile_cycles});
   }
   return j;
+}
+
+// An optional list of [name, value] or [name, value, index] entries (row_groups, operation_bounds).
+struct NamedEntry {
+  std::string name;
+  std::uint64_t value = 0;
+  std::uint32_t index = 0;  // the third element, 0 when absent
+};
+std::vector<NamedEntry> named_entries(const nlohmann::json& list, const std::string& what, const std::string& shape,
+                                      std::size_t max) {
+  const std::string expected = what + ": expected an array of " + shape + " entries (the last element optional)";
+  if (!list.is_array() || list.size() > max) throw Error(expected);
+  std::vector<NamedEntry> out;
+  for (const auto& e : list) {
+    if (!e.is_array() || e.size() < 2 || e.size() > 3 || !e[0].is_string() || e[0].get_ref<const std::string&>().size() > kMaxText)
+      throw Error(expected);
+    out.push_back({e[0].get<std::string>(), json_integer<std::uint64_t>(e[1], what),
+                   e.size() == 3 ? json_integer<std::uint32_t>(e[2], what) : 0});
+  }
+  return out;
 }
 
 void read_header(const nlohmann::json& j, Profile& p) {
@@ -91,21 +113,18 @@ void read_header(const nlohmann::json& j, Profile& p) {
   }
   if (const auto groups = j.find("row_groups"); groups != j.end()) {  // optional
     std::uint64_t rows = 0;
-    if (!groups->is_array() || groups->size() > p.tiles) throw Error("row_groups: expected an array of [name, rows]");
-    for (const auto& g : *groups) {
-      if (!g.is_array() || g.size() != 2 || !g[0].is_string() || g[0].get_ref<const std::string&>().size() > kMaxText)
-        throw Error("row_groups: expected [name, rows] entries");
-      p.row_groups.push_back({g[0].get<std::string>(), json_integer<std::uint32_t>(g[1], "row_groups")});
-      rows += p.row_groups.back().rows;
+    for (const NamedEntry& g : named_entries(*groups, "row_groups", "[name, rows, loop count]", p.tiles)) {
+      if (g.value > p.tiles) throw Error("row_groups: a group of " + std::to_string(g.value) + " rows");
+      p.row_groups.push_back({g.name, std::uint32_t(g.value), g.index});
+      rows += g.value;
     }
     if (rows != p.tiles) throw Error("row_groups: " + std::to_string(rows) + " rows for " + std::to_string(p.tiles) + " tiles");
   }
   if (const auto bounds = j.find("operation_bounds"); bounds != j.end()) {  // optional
-    if (!bounds->is_array() || bounds->size() > kMaxMeta) throw Error("operation_bounds: expected an array of [name, cycles]");
-    for (const auto& b : *bounds) {
-      if (!b.is_array() || b.size() != 2 || !b[0].is_string() || b[0].get_ref<const std::string&>().size() > kMaxText)
-        throw Error("operation_bounds: expected [name, cycles] entries");
-      p.operation_bounds.push_back({b[0].get<std::string>(), json_integer<std::uint64_t>(b[1], "operation_bounds")});
+    for (const NamedEntry& b : named_entries(*bounds, "operation_bounds", "[name, cycles, row group]", kMaxMeta)) {
+      if (b.index >= std::max<std::size_t>(p.row_groups.size(), 1))
+        throw Error("operation_bounds: row group " + std::to_string(b.index) + " of " + std::to_string(p.row_groups.size()));
+      p.operation_bounds.push_back({b.name, b.value, b.index});
     }
   }
 }
@@ -177,7 +196,11 @@ Profile decode(const package::Container& c) {
     x.step = m.read_u32();
     x.layer = m.read_i32();
     if (x.step != kNoStep && x.step >= p.steps) m.fail("step out of range", " (" + std::to_string(x.step) + ")");
-    for (std::string* s : {&x.phase, &x.kernel, &x.operation, &x.shape}) *s = m.read_string(kMaxText);
+    for (std::string* s : {&x.phase, &x.kernel, &x.operation, &x.shape}) {  // labels, printed and written into JSON
+      *s = m.read_string(kMaxText);
+      if (std::size_t bad_at = 0; !printable_utf8(*s, &bad_at))
+        m.fail("a label is not printable UTF-8", " (its byte " + std::to_string(bad_at) + ")");
+    }
   }
   m.expect_end();
   package::ByteReader s = c.reader(c.require("samples", kProfileFormatVersion));

@@ -73,7 +73,10 @@ Profile system_profile(const std::string& machine_name, const std::vector<Profil
       p.tile_peak_bytes.resize(first_row, 0);
       p.tile_peak_bytes.insert(p.tile_peak_bytes.end(), stage.tile_peak_bytes.begin(), stage.tile_peak_bytes.end());
     }
-    p.row_groups.push_back({"chip " + std::to_string(chip), stage.tiles});
+    const bool looped = stage.loop_end > stage.loop_begin;
+    p.row_groups.push_back({"chip " + std::to_string(chip), stage.tiles, looped ? stage.loop_count : 0});
+    for (const Profile::OperationBound& b : stage.operation_bounds)  // the stage's ops, on this chip, every micro-batch
+      p.operation_bounds.push_back({b.name, b.tile_cycles * batches, std::uint32_t(s)});
     step_offset += stage.steps;
   }
   // A row per link: each micro-batch's transfer after its stage's span on the sending chip.
@@ -89,7 +92,7 @@ Profile system_profile(const std::string& machine_name, const std::vector<Profil
       p.tile_cycles[std::size_t(SampleKind::exchange)] += links[l].cycles;
     }
   }
-  if (!links.empty()) p.row_groups.push_back({"links", std::uint32_t(links.size())});
+  if (!links.empty()) p.row_groups.push_back({kLinkRowGroup, std::uint32_t(links.size())});
   if (!p.tile_peak_bytes.empty()) p.tile_peak_bytes.resize(p.samples.size(), 0);
   p.tiles = static_cast<std::uint32_t>(p.samples.size());
   for (auto& row : p.samples) {

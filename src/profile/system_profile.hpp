@@ -2,7 +2,9 @@
 // One profile of a multi-chip pipeline's call (docs/PROFILE_FORMAT.md, "Profiles of several
 // chips"): a group of rows per chip (its tiles, each stage's profile repeated for every
 // micro-batch at the cycle the schedule starts it there) and a row per link (each
-// micro-batch's transfer of the residual stream, with its bytes and cycles). The result is
+// micro-batch's transfer of the residual stream, with its bytes and cycles). Each chip's
+// group keeps its stage's loop (RowGroup::loop_count) and operation bounds (times the
+// micro-batches, OperationBound::row_group the chip's group). The result is
 // an ordinary Profile (rows as tiles, Profile::row_groups naming them), so the viewers,
 // query, diff and compare read it as they read one chip's.
 #include <cstdint>

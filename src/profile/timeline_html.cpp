@@ -9,6 +9,7 @@
 
 #include "profile/bounds.hpp"
 #include "profile/html_escape.hpp"
+#include "profile/rows.hpp"
 #include "profile/web_page.hpp"
 #include "support/error.hpp"
 #include "target/model_validation.hpp"
@@ -117,10 +118,11 @@ nlohmann::json timeline_data_json(const Profile& p, const TimelinePeaks& peaks) 
     for (const BoundRow& b : bounds.operations) ops[b.key] = {b.achieved, b.bound};
     j["bounds"] = {{"call", {p.span, bounds.call_bound}}, {"operations", std::move(ops)}};
   }
-  if (!p.row_groups.empty()) {  // a multi-chip profile: rows by chip, then the links
+  if (!p.row_groups.empty()) {  // a multi-chip profile: rows by chip (each with its loop), then the links
     nlohmann::json groups = nlohmann::json::array();
-    for (const auto& g : p.row_groups) groups.push_back({g.name, g.rows});
+    for (const auto& g : p.row_groups) groups.push_back({g.name, g.rows, g.loop_count});
     j["row_groups"] = std::move(groups);
+    j["rows_text"] = rows_text(p);
   }
   j["peak_flops_per_tile_cycle"] = {{"fp16", peaks.fp16_flops_per_tile_cycle}, {"fp8", peaks.fp8_flops_per_tile_cycle}};
   // Meta rows as arrays (kind, step, layer, phase, kernel, operation, shape): compact.

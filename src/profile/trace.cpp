@@ -37,7 +37,7 @@ std::string chrome_trace_json(const Profile& p) {
   for (std::size_t tile = 0; tile < p.samples.size(); ++tile) {
     if (p.samples[tile].empty()) continue;
     const auto [pid, tid] = place[tile];
-    const bool link = !p.row_groups.empty() && p.row_groups[pid].name == "links";
+    const bool link = !p.row_groups.empty() && p.row_groups[pid].name == kLinkRowGroup;
     events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"},
                       {"args", {{"name", (link ? "link " : "tile ") + std::to_string(tid)}}}});
     events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_sort_index"},

@@ -50,3 +50,5 @@ file(COPY_FILE "${OUT}/searched/run.json" "${OUT}/compare-b.json")
 tilevit_step(run --preset small --machine test16x2 --micro-batches 2 --inferences 1 --no-reference --out "${OUT}/x2")
 file(COPY_FILE "${OUT}/x2/model.html" "${OUT}/model-x2.html")
 file(COPY_FILE "${OUT}/x2/run.json" "${OUT}/model-x2.json")
+# compare-x2.html: a one-chip run (A) against the two-chip pipeline (B): rows named by chip.
+tilevit_step(profile compare "${OUT}/searched/profile.tvprof" "${OUT}/x2/profile.tvprof" -o "${OUT}/compare-x2.html")

@@ -17,7 +17,7 @@ await run('model.html of two chips', async (browser) => {
   await waitDrawn(page);
   console.log(`drawn ${Date.now() - t0} ms after navigation started`);
   const data = await page.evaluate(() => JSON.parse(document.getElementById('tilevit-data').textContent));
-  check(JSON.stringify(data.row_groups) === JSON.stringify([['chip 0', 16], ['chip 1', 16], ['links', 1]]),
+  check(JSON.stringify(data.row_groups) === JSON.stringify([['chip 0', 16, 1], ['chip 1', 16, 1], ['links', 1, 0]]),
     `rows grouped by chip, then the links (${JSON.stringify(data.row_groups)})`);
   check(await page.evaluate(`${api}.rowCount()`) === 33, 'a row per tile of each chip and one per link');
   check(data.span === runJson.calls[0].device_cycles, `the call is the run's cycles (${data.span})`);

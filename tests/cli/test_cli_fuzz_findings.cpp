@@ -41,7 +41,9 @@ std::vector<std::string> commands_for(const std::string& name, const std::string
   if (name.ends_with(".npy") || name.ends_with(".png") || name.ends_with(".jpg"))
     return {"reference --preset small --image {}"};
   if (name.ends_with(".tvprof"))
-    return {"profile query {}", "profile render {} -o " + out_dir + "/p.html", "profile diff {} {}"};
+    return {"profile query {}", "profile render {} -o " + out_dir + "/p.html",
+            "profile render {} --format trace -o " + out_dir + "/p.json", "profile diff {} {}",
+            "profile compare {} {} -o " + out_dir + "/c.html"};
   return {};
 }
 
@@ -68,6 +70,7 @@ const std::map<std::string, std::string> kSites = {
     {"pkg_overlap_16000.tvpkg", "\"image.patches\" and \"image.patches\" overlap in address while both live"},
     {"prof_float_u32.tvprof", "machine.flop_per_cycle_fp8: expected an integer in [0, 4294967295], got 1e+300"},
     {"min_profile_U1.tvprof", "iterations_in_detail: expected an integer in [0, 4294967295], got 1.9223372036854776e+19"},
+    {"prof_label_utf8.tvprof", "section \"meta\": a label is not printable UTF-8"},
 };
 
 class FuzzFinding : public test_support::CliTest, public ::testing::WithParamInterface<std::string> {};

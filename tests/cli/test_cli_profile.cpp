@@ -236,11 +236,12 @@ TEST(CliProfile, CompareTheSearchedRunWithTheHeuristicOne) {
                 .exit_code, 3);
 }
 
+namespace {
+
 // profile query --json: the lower bound and achieved/bound per operation and per step; the
-// achieved cycles sum to the call's (issue 32, item 2).
-TEST(CliProfile, QueryGivesBoundsPerOperationAndStep) {
-  const std::string out = run_small("bounds");
-  const auto r = run_tilevit("profile query " + out + "/profile.tvprof --group-by operation --json --limit 500");
+// achieved cycles sum to the call's.
+void expect_bounds_per_operation_and_step(const std::string& profile) {
+  const auto r = run_tilevit("profile query " + profile + " --group-by operation --json --limit 500");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& b = j["bounds"];
@@ -249,14 +250,43 @@ TEST(CliProfile, QueryGivesBoundsPerOperationAndStep) {
   EXPECT_EQ(b["steps"]["achieved_sum"].get<std::uint64_t>(), j["span_cycles"].get<std::uint64_t>());
   EXPECT_EQ(b["operations"]["achieved_sum"], b["operations"]["compute_tile_cycles"]);
   EXPECT_GT(b["call"]["achieved_over_bound"].get<double>(), 1.0);
-  std::uint64_t compute = 0, bounded = 0;
+  std::uint64_t compute = 0, bounded = 0, bounded_steps = 0;
   for (const auto& row : j["rows"]) {
     compute += row["compute_cycles"].get<std::uint64_t>();
-    bounded += row.contains("achieved_over_bound");
+    if (!row.contains("achieved_over_bound")) continue;
+    ++bounded;
+    EXPECT_GE(row["achieved_over_bound"].get<double>(), 1.0) << row["key"];
   }
+  for (const auto& row : b["steps"]["rows"]) bounded_steps += !row["achieved_over_bound"].is_null();
   EXPECT_EQ(compute, b["operations"]["compute_tile_cycles"].get<std::uint64_t>());
   EXPECT_GT(bounded, 0u);
-  EXPECT_NE(run_tilevit("profile query " + out + "/profile.tvprof").out.find("lower bound of the call"), std::string::npos);
+  EXPECT_GT(bounded_steps, 0u);
+  EXPECT_NE(run_tilevit("profile query " + profile).out.find("lower bound of the call"), std::string::npos);
+}
+
+}  // namespace
+
+// Issue 32, item 2, on one chip.
+TEST(CliProfile, QueryGivesBoundsPerOperationAndStep) {
+  expect_bounds_per_operation_and_step(run_small("bounds") + "/profile.tvprof");
+}
+
+// The same on a pipeline over two chips, each chip's operations bounded by its own stage, one
+// of each chip's two layers in detail (the other extrapolated); model.html shows the bounds
+// and names the rows by chip.
+TEST(CliProfile, QueryGivesBoundsPerOperationAndStepOnSeveralChips) {
+  const std::string out = out_dir("bounds_x2");
+  const auto r = run_tilevit("run --preset siglip2-tiny --machine test16x2 --batch 1 --micro-batches 2 --inferences 1 "
+                             "--no-reference --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_bounds_per_operation_and_step(out + "/profile.tvprof");
+  const std::string page = read_all(out + "/model.html");
+  EXPECT_NE(page.find("\"bounds\":{\"call\""), std::string::npos);
+  EXPECT_NE(page.find("\"rows_text\":\"32 tiles on 2 chips (16 + 16), 1 link row\""), std::string::npos);
+  const auto text = run_tilevit("profile query " + out + "/profile.tvprof --group-by tile --limit 1").out;
+  EXPECT_NE(text.find("32 tiles on 2 chips (16 + 16), 1 link row"), std::string::npos) << text;
+  EXPECT_NE(text.find("chip 0's loop iterations 2..2 of 2 extrapolated"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nchip "), std::string::npos) << text;  // rows named by chip
 }
 
 // memory.json's per-step live bytes peak at exactly the bytes `memory-map` reports for the

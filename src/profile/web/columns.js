@@ -1,7 +1,15 @@
 'use strict';
 // Shared by model.html and compare.html: one base64 column of the embedded profile data
-// (timeline_html.cpp, "columns") into its typed array (little-endian, as written).
+// (timeline_html.cpp, "columns") into its typed array (little-endian, as written), and the
+// rows' labels.
 const TVColumns = {
+  // A row's label: "tile N", or in a multi-chip profile (row_groups [name, rows, loop
+  // count]: the chips, then the links) "chip C tN" and "links N", as profile/rows.hpp names them.
+  rowLabeller(raw) {
+    const names = [];
+    for (const [name, rows] of raw.row_groups || []) for (let r = 0; r < rows; r++) names.push(name + (name === 'links' ? ' ' : ' t') + r);
+    return row => names[row] || 'tile ' + row;
+  },
   decode(column) {
     const text = atob(column.base64);
     const bytes = new Uint8Array(text.length);

@@ -39,7 +39,7 @@ const CV = {};
     for (let i = 0; i < n; i++)
       if (meta[pMeta[payload[i]]].kind === 4) repeatStart = Math.min(repeatStart, start[i]), repeatEnd = Math.max(repeatEnd, end[i]);
     return { raw, tiles: raw.tiles, span: raw.span, n, meta, offsets, start, end, payload, pMeta, pColour, repeatStart, repeatEnd,
-             firstEndingAfter, sampleAt, describe };
+             firstEndingAfter, sampleAt, describe, rowLabel: TVColumns.rowLabeller(raw) };
   }
 
   function fmt(v) { return v === null || v === undefined ? '\u2013' : Math.round(v).toLocaleString('en-US'); }

@@ -4,8 +4,8 @@
 // tiles fit, else every k-th tile; where samples are narrower than a pixel, each pixel
 // column takes the sample covering most of it.
 {
-  const LABEL_W = 56;
-  const view = { t0: 0, t1: 1, shift: 0, drawMs: 0, firstDrawMs: 0, draws: 0, rows: [0, 0], painted: [0, 0] };
+  const LABEL_W = 68;  // "chip 1 t1471" in 10 px
+  const view = { t0: 0, t1: 1, shift: 0, drawMs: 0, firstDrawMs: 0, draws: 0, rows: [0, 0], painted: [0, 0], labels: [[], []] };
   const $ = id => document.getElementById(id);
   const canvases = [$('timeline-a'), $('timeline-b')], axis = $('axis');
   const BG = CV.word([255, 255, 255]), GUTTER = CV.word([246, 246, 246]);
@@ -70,9 +70,12 @@
     }
     ctx.putImageData(image, 0, 0);
     ctx.fillStyle = '#555'; ctx.font = '10px system-ui, sans-serif'; ctx.textBaseline = 'middle';
-    const every = Math.max(1, Math.ceil(14 / rowH));
-    for (let r = 0; r < nRows; r += every) ctx.fillText('tile ' + Math.floor(r * s.tiles / nRows), 3, Math.max(6, (r + 0.5) * rowH));
-    view.rows[k] = nRows; view.painted[k] = painted;
+    const every = Math.max(1, Math.ceil(14 / rowH)), labels = [];
+    for (let r = 0; r < nRows; r += every) {
+      labels.push(s.rowLabel(Math.floor(r * s.tiles / nRows)));
+      ctx.fillText(labels[labels.length - 1], 3, Math.max(6, (r + 0.5) * rowH));
+    }
+    view.rows[k] = nRows; view.painted[k] = painted; view.labels[k] = labels;
   }
 
   function niceStep(range, target) {

@@ -5,9 +5,9 @@
   const R = CV.report, names = R.names, esc = CV.esc;
 
   function sideText(s, key) {
-    return `<b class="${key}">${key.toUpperCase()}</b> ${esc(names[key])}: ${esc(s.model)} on ${esc(s.machine)} (${s.tiles} tiles)` +
+    return `<b class="${key}">${key.toUpperCase()}</b> ${esc(names[key])}: ${esc(s.model)} on ${esc(s.machine)} (${esc(s.rows || s.tiles + ' tiles')})` +
       (s.plan ? `, plan: ${esc(s.plan)}` : '') + `, span <b>${CV.fmt(s.span_cycles)}</b> cycles` +
-      (s.memory_peak ? `, fullest tile ${s.memory_peak.tile}: ${CV.fmt(s.memory_peak.bytes)} B` : '');
+      (s.memory_peak ? `, fullest ${esc(s.memory_peak.row || 'tile ' + s.memory_peak.tile)}: ${CV.fmt(s.memory_peak.bytes)} B` : '');
   }
   $('names').innerHTML = `<div>${sideText(R.sides.a, 'a')}</div><div>${sideText(R.sides.b, 'b')}</div>` +
     `<div>B &minus; A: <b>${CV.signed(R.span_delta)}</b> cycles (${(100 * R.span_delta / Math.max(1, R.span_a)).toFixed(3)}%)</div>`;

@@ -55,7 +55,7 @@
       const s = CV.sides[k], nRows = Math.min(s.tiles, canvas.height), tile = Math.floor(Math.floor(y / (canvas.height / nRows)) * s.tiles / nRows);
       const i = x > CV.LABEL_W && tile < s.tiles ? s.sampleAt(tile, CV.xToT(x) - (k ? view.shift : 0)) : -1;
       if (i < 0) { tooltip.style.display = 'none'; return; }
-      tooltip.textContent = (k ? 'B' : 'A') + ', tile ' + tile + ': ' + s.describe(i);
+      tooltip.textContent = (k ? 'B' : 'A') + ', ' + s.rowLabel(tile) + ': ' + s.describe(i);
       tooltip.style.left = (e.clientX + 12) + 'px'; tooltip.style.top = (e.clientY + 12) + 'px'; tooltip.style.display = 'block';
     });
     canvas.addEventListener('mouseleave', () => { tooltip.style.display = 'none'; });
@@ -71,6 +71,7 @@
   window.tilevitCompare = {
     drawnRows: () => view.rows.slice(),
     paintedPixels: () => view.painted.slice(),  // per side: painted pixel columns summed over drawn rows
+    rowLabels: () => view.labels.map(l => l.slice()),  // per side: the row labels drawn
     visibleRange: () => [view.t0, view.t1],
     shift: () => view.shift,
     zoomTo: (a, b) => { CV.setRange(a, b); CV.draw(); },

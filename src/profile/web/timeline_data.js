@@ -30,10 +30,8 @@ const TV = {};
   let firstSync = 0;
   for (let t = 0; t < tiles; t++) if (offsets[t] < offsets[t + 1]) firstSync = Math.max(firstSync, start[offsets[t]]);
 
-  // Row labels: "tile N", or in a multi-chip profile "<group> N" (chip 0 .. , links).
-  const rowNames = [];
-  if (raw.row_groups) for (const [name, rows] of raw.row_groups) for (let r = 0; r < rows; r++) rowNames.push(name + (name === 'links' ? ' ' : ' t') + r);
-  const rowLabel = row => rowNames[row] || 'tile ' + row;
+  // Row labels: "tile N", or in a multi-chip profile "chip C tN" and "links N".
+  const rowLabel = TVColumns.rowLabeller(raw);
 
   // The repeat remainder (loop iterations not in detail): [start, end] over the tiles, or null.
   let repeatRange = null;

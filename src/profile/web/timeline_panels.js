@@ -12,18 +12,26 @@
     return v.toFixed(2) + ' ' + unit;
   }
 
+  // Loop iterations in detail: the profile's loop, or each chip's in a multi-chip profile.
+  function loopText(r) {
+    const detail = count => `${r.iterations_in_detail >= count ? 'all' : r.iterations_in_detail} of ${count}`;
+    const chips = (r.row_groups || []).filter(g => g[2] > 0);
+    if (!chips.length) return `${detail(r.loop[2])} iteration(s) in detail`;
+    return chips.map(g => `${esc(g[0])}: ${detail(g[2])}`).join(', ') + ' iteration(s) in detail';
+  }
+
   // Header: identity of the profile and the visible (selected) range, relative to the origin.
   function updateStats() {
     const r = TV.raw, v = TV.view, o = TV.originT();
     const sha = r.package_sha256 ? `<span class="sha" title="${esc(r.package_sha256)}">${esc(r.package_sha256.slice(0, 12))}</span>` : 'unknown';
     const items = [
-      ['tiles', int(r.tiles)], ['samples', int(r.samples)],
+      ['tiles', r.rows_text ? esc(r.rows_text) : int(r.tiles)], ['samples', int(r.samples)],
       ['selected', `${int(v.t0 - o)}\u2013${int(v.t1 - o)} (${int(v.t1 - v.t0)} cycles, ${us(v.t1 - v.t0)})`],
       ['cycles', `${int(r.span)} (${us(r.span)})`], ['clock', (r.clock_hz / 1e9).toFixed(3) + ' GHz'],
       ['machine', esc(r.machine)], ['model', esc(r.model || 'unknown')], ['plan', esc(r.plan || 'unknown')], ['package', sha],
       ['compute tile-cycles calibrated', `<span id="calibrated-share" title="of the compute tile-cycles of every tile and iteration; exchange and sync come from machine rules">${
         TV.percentText(r.tile_cycles[TV.K.compute] - r.uncalibrated_compute_cycles, r.tile_cycles[TV.K.compute])}</span>`],
-      ['granularity', `${esc(r.granularity)}, ${r.iterations_in_detail >= r.loop[2] ? 'all' : r.iterations_in_detail} of ${r.loop[2]} iteration(s) in detail`],
+      ['granularity', `${esc(r.granularity)}, ${loopText(r)}`],
       ['model validation', `<span id="model-validation">${esc(r.model_validation || 'unknown')}</span>`],
       ['origin', v.origin === 'sync' ? `initial sync, cycle ${int(TV.firstSync)}` : 'cycle 0'],
     ];
@@ -52,7 +60,7 @@
     const p = TV.payload[i], m = TV.meta[TV.pMeta[p]], o = TV.originT();
     const s = TV.start[i], e = TV.end[i], d = e - s, flops = TV.pFlops[p];
     const rows = [
-      ['tile', tile], ['kind', TV.kindName(m.kind)], ['kernel', m.kernel], ['operation', m.operation], ['phase', m.phase],
+      ['tile', TV.raw.row_groups ? TV.rowLabel(tile) : tile], ['kind', TV.kindName(m.kind)], ['kernel', m.kernel], ['operation', m.operation], ['phase', m.phase],
       ['layer', m.layer < 0 ? 'outside the loop' : m.layer], ['superstep', m.step < 0 ? '' : m.step], ['shape', m.shape],
       ['start', `${int(s - o)} cycles (${us(s - o)})${o ? `; absolute ${int(s)}` : ''}`],
       ['end', `${int(e - o)} cycles (${us(e - o)})${o ? `; absolute ${int(e)}` : ''}`],

@@ -118,7 +118,7 @@
       const d = TV.end[h.sample] - TV.start[h.sample];
       const u = TV.pUncal[TV.payload[h.sample]];
       const note = u > 0 ? `\nuncalibrated: ${Math.round(u).toLocaleString('en-US')} cycles ${TV.UNCALIBRATED_NOTE}` : '';
-      showTooltip(e, `tile ${h.tile}: ${TV.kindName(m.kind)} ${m.kernel}\n${m.operation || m.phase}\n${Math.round(d).toLocaleString('en-US')} cycles${note}`);
+      showTooltip(e, `${TV.rowLabel(h.tile)}: ${TV.kindName(m.kind)} ${m.kernel}\n${m.operation || m.phase}\n${Math.round(d).toLocaleString('en-US')} cycles${note}`);
       return;
     }
     tooltip.style.display = 'none';
