@@ -40,6 +40,11 @@ class Profile:
         """As `tilevit profile query --group-by G --view V --json`: one row per group."""
         return records(self._native.query(group_by, view), as_pandas)
 
+    def bounds(self):
+        """As `tilevit profile query --json`'s "bounds": the call's, each operation's and each step's
+        lower bound next to the achieved cycles (ideal against achieved)."""
+        return self._native.bounds()
+
     def to_pandas(self, level="step"):
         """A table per step (start, end, cycles), or per kernel, operation or tile (query rows)."""
         if level == "step":

@@ -104,19 +104,11 @@ struct ProfileCommand {
                            {"compute_tile_cycles", compute},
                            {"uncalibrated_tile_cycles", uncalibrated},
                            {"calibrated_share", compute ? 1.0 - double(uncalibrated) / double(compute) : 1.0}}},
-                         {"model_validation", target::model_validation_json()},
-                         {"rows", nlohmann::json::array()}};
+                         {"model_validation", target::model_validation_json()}};
       if (!p.row_groups.empty()) out["row_groups"] = row_groups_json(p);
       const profile::BoundReport bounds = profile::bound_report(p);
-      std::map<std::string, const profile::BoundRow*> bound_rows;  // the operation rows' bounds
-      if (!one_layer && group_by == "operation")
-        for (const auto& b : bounds.operations) bound_rows[b.key] = &b;
-      for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
-        nlohmann::json row = profile::to_json(rows[i]);
-        if (const auto it = bound_rows.find(rows[i].key); it != bound_rows.end() && it->second->bound > 0)
-          row["bound_tile_cycles"] = it->second->bound, row["achieved_over_bound"] = it->second->ratio();
-        out["rows"].push_back(std::move(row));
-      }
+      const bool operation_rows = !one_layer && group_by == "operation";
+      out["rows"] = profile::query_rows_json(rows, operation_rows ? &bounds.operations : nullptr, limit);
       out["bounds"] = profile::to_json(bounds, SIZE_MAX);
       std::cout << out.dump(1) << "\n";
       return kExitOk;

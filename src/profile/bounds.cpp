@@ -132,4 +132,19 @@ nlohmann::json to_json(const BoundReport& r, std::size_t limit) {
                      {"count", r.steps.size()}, {"rows", rows_json(r.steps, limit, "cycles")}}}};
 }
 
+nlohmann::json query_rows_json(const std::vector<QueryRow>& rows, const std::vector<BoundRow>* operations,
+                               std::size_t limit) {
+  std::map<std::string, const BoundRow*> bound_of;
+  if (operations)
+    for (const BoundRow& b : *operations) bound_of[b.key] = &b;
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(limit, rows.size()); ++i) {
+    nlohmann::json row = to_json(rows[i]);
+    if (const auto it = bound_of.find(rows[i].key); it != bound_of.end() && it->second->bound > 0)
+      row["bound_tile_cycles"] = it->second->bound, row["achieved_over_bound"] = it->second->ratio();
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 }  // namespace tilevit::profile

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "profile/analysis.hpp"
 #include "profile/profile.hpp"
 
 namespace tilevit::profile {
@@ -41,6 +42,12 @@ struct BoundReport {
 BoundReport bound_report(const Profile& profile);
 
 nlohmann::json to_json(const BoundReport& report, std::size_t limit);
+
+// The first `limit` query rows as `profile query --json` gives them: an operation's row
+// (when `operations` holds its bound: the whole call's view, grouped by operation) also
+// has bound_tile_cycles and achieved_over_bound.
+nlohmann::json query_rows_json(const std::vector<QueryRow>& rows, const std::vector<BoundRow>* operations,
+                               std::size_t limit);
 
 inline constexpr const char* kBoundMethod =
     "plan search lower bound per graph operation (compiler/plan_bound.hpp): the op's work spread evenly over all "

@@ -9,6 +9,7 @@
 #include "job/run_job.hpp"
 #include "model/random_model.hpp"
 #include "profile/analysis.hpp"
+#include "profile/bounds.hpp"
 #include "profile/compare.hpp"
 #include "profile/compare_html.hpp"
 #include "profile/profile_file.hpp"
@@ -119,11 +120,14 @@ class Device {
 
 using ProfilePtr = std::shared_ptr<const profile::Profile>;
 
+// `profile query --json`'s rows (an operation's with its bound and achieved/bound ratio).
 py::object query(const ProfilePtr& p, const std::string& group_by, const std::string& view) {
-  const auto rows = profile::query_profile(*p, profile::group_by_from_string(group_by), profile::query_view_from_string(view));
-  nlohmann::json j = nlohmann::json::array();
-  for (const profile::QueryRow& r : rows) j.push_back(profile::to_json(r));
-  return to_python(j);
+  const profile::GroupBy by = profile::group_by_from_string(group_by);
+  const profile::QueryView in = profile::query_view_from_string(view);
+  const auto rows = profile::query_profile(*p, by, in);
+  const profile::BoundReport bounds = profile::bound_report(*p);
+  const bool operation_rows = by == profile::GroupBy::operation && in == profile::QueryView::model;
+  return to_python(profile::query_rows_json(rows, operation_rows ? &bounds.operations : nullptr, rows.size()));
 }
 
 py::object step_records(const ProfilePtr& p) {
@@ -205,6 +209,7 @@ void bind_device(py::module_& m) {
       .def("totals", [](const ProfilePtr& p) { return totals(p); })
       .def("query", &query, py::arg("group_by"), py::arg("view") = "model")
       .def("steps", &step_records)
+      .def("bounds", [](const ProfilePtr& p) { return to_python(profile::to_json(profile::bound_report(*p), SIZE_MAX)); })
       .def("diff", [](const ProfilePtr& a, const ProfilePtr& b, std::size_t limit) {
         return to_python(profile::to_json(profile::diff_profiles(*a, *b), limit));
       })

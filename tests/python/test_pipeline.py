@@ -61,3 +61,22 @@ def test_a_stage_plan_missing_an_op_names_the_stage(pipeline):
     plan["stages"][1]["plan"]["attention"].pop("layer.attention")
     with pytest.raises(ValueError, match=r"plan: stages\[1\]\.plan: attention\.layer\.attention: missing"):
         tilevit.compile(model=MODEL, machine=MACHINE, micro_batches=2, plan=plan)
+
+
+def test_the_profile_is_the_systems_as_the_cli_writes_it(pipeline, cli_pipeline, tmp_path):
+    out, report = cli_pipeline
+    result = tilevit.Device(pipeline)()
+    profile = result.profile
+    assert profile.totals()["span"] == result.cycles
+    profile.save(tmp_path / "profile.tvprof")
+    assert (tmp_path / "profile.tvprof").read_bytes() == (out / "out" / "profile.tvprof").read_bytes()
+    tiles = profile.to_pandas("tile")
+    assert len(tiles) > 0
+    expected = json.loads(cli("profile", "query", out / "out" / "profile.tvprof", "--group-by", "operation",
+                              "--limit", 100000, "--json").stdout)
+    assert profile.query("operation", as_pandas=False) == expected["rows"]
+    assert profile.bounds() == expected["bounds"]
+    assert any("bound_tile_cycles" in row for row in expected["rows"])
+    one_chip = tilevit.Device(tilevit.compile(model=MODEL, machine="test16"))().profile
+    compared = one_chip.compare(profile, tmp_path / "compare.html")
+    assert compared["steps"]["total_delta"] == compared["span_delta"] == result.cycles - one_chip.totals()["span"]
