@@ -84,10 +84,11 @@ system::CompiledPipeline compile_for(const ModelOptions& model, const std::strin
                                      const std::string& plan_file) {
   const target::MachineDescription machine = target::machine_from_option(machine_option);
   const model::ViTConfig config = model.config();
-  const std::string plan_text = plan_file.empty() ? std::string() : compiler::read_plan_text(plan_file);
+  const auto pinned = plan_file.empty() ? std::vector<system::StagePlan>{}
+                                        : system::read_pipeline_plan_file(plan_file, config, machine);
   progress("compiling " + config.name + " (" + layers_text(config.layers) + ", batch " + std::to_string(config.batch) +
            ") as a pipeline over " + std::to_string(machine.system.chips) + " x " + machine.name);
-  return job::compile_pipeline_planned(config, model.numerics(), machine, options, search, plan_text, plan_file);
+  return job::compile_pipeline_planned(config, model.numerics(), machine, options, search, pinned, plan_file);
 }
 
 // --optimization-report on a pipeline: one plan search report per stage, in pipeline order.

@@ -12,7 +12,6 @@
 #include "job/capacity.hpp"
 #include "support/error.hpp"
 #include "support/threads.hpp"
-#include "system/pipeline_plan_file.hpp"
 
 namespace tilevit::job {
 
@@ -54,10 +53,9 @@ PlannedCompile compile_planned(const compiler::Graph& graph, const target::Machi
 system::CompiledPipeline compile_pipeline_planned(const model::ViTConfig& config, const model::NumericsConfig& numerics,
                                                   const target::MachineDescription& machine,
                                                   const compiler::CompileOptions& options,
-                                                  const system::StageSearchOptions& search, const std::string& plan_text,
+                                                  const system::StageSearchOptions& search,
+                                                  const std::vector<system::StagePlan>& pinned,
                                                   const std::string& plan_source) {
-  const auto pinned = plan_source.empty() ? std::vector<system::StagePlan>{}
-                                          : system::parse_pipeline_plan_file(plan_text, plan_source, config, machine);
   std::optional<system::CompiledPipeline> compiled;
   with_plan_file_errors(plan_source, [&] {
     compiled.emplace(system::compile_pipeline(config, numerics, machine, options, search, pinned));

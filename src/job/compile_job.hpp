@@ -36,12 +36,14 @@ struct PlanSearchSettings {
 // batch and layer count that do fit; with one, "<plan_source>: the model does not fit with
 // this plan: ...". Both kExitBadInput.
 // The pipeline over a machine of several chips: balanced and searched as `search` says, or
-// pinned by a pipeline plan file (`plan_text` read from `plan_source`; empty: none). A pin
-// the compiler refuses is the file's error, naming the file and the stage.
+// pinned by the stage plans of the pipeline plan file `plan_source` (empty: none; read by
+// system::read_pipeline_plan_file or parse_pipeline_plan_file). A pin the compiler refuses
+// is the file's error, naming the file and the stage.
 system::CompiledPipeline compile_pipeline_planned(const model::ViTConfig& config, const model::NumericsConfig& numerics,
                                                   const target::MachineDescription& machine,
                                                   const compiler::CompileOptions& options,
-                                                  const system::StageSearchOptions& search, const std::string& plan_text,
+                                                  const system::StageSearchOptions& search,
+                                                  const std::vector<system::StagePlan>& pinned,
                                                   const std::string& plan_source);
 
 // Runs `work` (a compile pinned by `plan_file`, when not empty): an error of a pin the

@@ -33,8 +33,10 @@ void compile_pipeline(Program& p, const model::ViTConfig& config, const model::N
     throw Error("exchange_stream_words: " + plan.source + " pins every stage's W (drop one)", kExitUsage);
   const system::StageSearchOptions stages{search.steps, search.seconds,
                                           static_cast<std::uint32_t>(std::max(1, host_threads())), {}};
-  system::CompiledPipeline compiled = job::compile_pipeline_planned(config, numerics, machine, options, stages,
-                                                                    plan.text.value_or(""), plan.text ? plan.source : "");
+  const auto pinned = plan.text ? system::parse_pipeline_plan_file(*plan.text, plan.source, config, machine)
+                                 : std::vector<system::StagePlan>{};
+  system::CompiledPipeline compiled =
+      job::compile_pipeline_planned(config, numerics, machine, options, stages, pinned, plan.text ? plan.source : "");
   compiled.micro_batches = micro_batches;
   p.plan = nlohmann::json::parse(system::pipeline_plan_file_text(compiled));
   p.search = search_reports(compiled);
