@@ -235,9 +235,8 @@ struct ProfileCommand {
     write_text_atomically(output, profile::render_compare_html(a, b, input, input_b));
     for (const auto& w : r.diff.warnings) std::fprintf(stderr, "tilevit: warning: %s\n", w.c_str());
     if (json) {
-      nlohmann::json out = profile::to_json(r, limit);
-      out["a"] = input, out["b"] = input_b, out["output"] = output;
-      out["sides"] = profile::compare_sides_json(a, b);
+      nlohmann::json out = profile::compare_json(r, a, b, input, input_b, limit);
+      out["output"] = output;
       std::cout << out.dump(1) << "\n";
       return kExitOk;
     }

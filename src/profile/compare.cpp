@@ -177,4 +177,11 @@ nlohmann::json to_json(const CompareReport& r, std::size_t limit) {
 
 nlohmann::json compare_sides_json(const Profile& a, const Profile& b) { return {{"a", side_json(a)}, {"b", side_json(b)}}; }
 
+nlohmann::json compare_json(const CompareReport& report, const Profile& a, const Profile& b, const std::string& name_a,
+                            const std::string& name_b, std::size_t limit) {
+  nlohmann::json out = to_json(report, limit);
+  out["a"] = name_a, out["b"] = name_b, out["sides"] = compare_sides_json(a, b);
+  return out;
+}
+
 }  // namespace tilevit::profile

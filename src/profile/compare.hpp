@@ -57,5 +57,9 @@ CompareReport compare_profiles(const Profile& a, const Profile& b);
 nlohmann::json to_json(const CompareReport& report, std::size_t limit);
 // {a, b}: each side's model, machine, plan, package, span and fullest tile's memory peak.
 nlohmann::json compare_sides_json(const Profile& a, const Profile& b);
+// `profile compare A B --json`: to_json(report, limit) with what each side is called
+// ("a", "b") and compare_sides_json ("sides").
+nlohmann::json compare_json(const CompareReport& report, const Profile& a, const Profile& b, const std::string& name_a,
+                            const std::string& name_b, std::size_t limit);
 
 }  // namespace tilevit::profile

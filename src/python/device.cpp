@@ -180,8 +180,7 @@ py::object compare(const ProfilePtr& a, const ProfilePtr& b, const std::string& 
     py::gil_scoped_release release;
     const auto report = profile::compare_profiles(*a, *b);
     if (!path.empty()) write_text_atomically(path, profile::render_compare_html(*a, *b, name_a, name_b));
-    out = profile::to_json(report, limit);
-    out["a"] = name_a, out["b"] = name_b, out["sides"] = profile::compare_sides_json(*a, *b);
+    out = profile::compare_json(report, *a, *b, name_a, name_b, limit);
     if (!path.empty()) out["output"] = path;
   }
   return to_python(out);
