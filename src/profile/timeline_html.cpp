@@ -116,7 +116,9 @@ nlohmann::json timeline_data_json(const Profile& p, const TimelinePeaks& peaks) 
   if (const BoundReport bounds = bound_report(p); bounds.available) {  // ideal against achieved, whole call
     nlohmann::json ops = nlohmann::json::object();
     for (const BoundRow& b : bounds.operations) ops[b.key] = {b.achieved, b.bound};
-    j["bounds"] = {{"call", {p.span, bounds.call_bound}}, {"operations", std::move(ops)}};
+    nlohmann::json steps = nlohmann::json::array();  // in time order; cycles of the whole call
+    for (const BoundRow& b : bounds.steps) steps.push_back({b.key, b.achieved, b.bound});
+    j["bounds"] = {{"call", {p.span, bounds.call_bound}}, {"operations", std::move(ops)}, {"steps", std::move(steps)}};
   }
   if (!p.row_groups.empty()) {  // a multi-chip profile: rows by chip (each with its loop), then the links
     nlohmann::json groups = nlohmann::json::array();

@@ -89,6 +89,13 @@ await run('model.html', async (browser) => {
   await frames(page);
   check((await page.evaluate(`${api}.visibleRange()`))[0] === 0, 'shared clock starts at cycle 0');
   check(await page.locator('#ops tbody tr').count() > 0, 'the operation table has rows');
+  const stepTable = await page.evaluate(() => ({
+    rows: [...document.querySelectorAll('#steps tbody tr')].map(tr => Number(tr.children[1].textContent.replace(/,/g, ''))),
+    bounds: [...document.querySelectorAll('#steps tbody tr')].filter(tr => tr.children[3].textContent !== '\u2013').length,
+  }));
+  check(stepTable.rows.length > 0 && stepTable.bounds > 0, 'the step table has rows with bounds');
+  check(stepTable.rows.reduce((a, b) => a + b, 0) === data.span,
+        'the step table\'s cycles sum to the span');
   check(await page.evaluate(`${api}.drawMs`) < 1000, 'a redraw takes under a second');
 
   check(errors.length === 0, `no console or page errors${errors.length ? ': ' + errors.join('; ') : ''}`);

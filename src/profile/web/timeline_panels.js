@@ -183,5 +183,35 @@
     if (tr && TV.setSearch) TV.setSearch(tr.dataset.op);
   });
 
-  Object.assign(TV, { updateStats, legend, showDetails, showAt, drawFlame, flameAt, drawOps, esc });
+  // Step table (ideal against achieved per step, profile/bounds.hpp): sortable; without
+  // recorded bounds the panel says so.
+  const steps = { key: 'order', desc: false };
+  const STEP_COLUMNS = [
+    ['key', 'step', r => esc(r.key)], ['cycles', 'cycles', r => int(r.cycles)],
+    ['share', '% of span', r => (100 * r.share).toFixed(1)],
+    ['bound', 'bound', r => r.bound > 0 ? int(r.bound) : '\u2013'], ['ratio', 'achieved/bound', r => r.ratio ? r.ratio.toFixed(2) : '\u2013'],
+  ];
+  const STEP_TIPS = { bound: 'lower bound in cycles: the step\'s operations over its chip\'s tiles at peak, no exchange or sync (docs/PROFILE_FORMAT.md)',
+                      ratio: 'cycles / bound (1.00 = at the bound)', share: 'the step\'s cycles over the whole call / the span' };
+  function drawSteps() {
+    const raw = TV.raw.bounds && TV.raw.bounds.steps;
+    if (!raw) { $('steps').textContent = 'no bounds recorded in this profile'; return; }
+    const all = raw.map(([key, cycles, bound], order) => ({ order, key, cycles, bound, share: cycles / TV.span,
+                                                             ratio: bound > 0 && cycles > 0 ? cycles / bound : 0 }));
+    const sign = steps.desc ? -1 : 1, key = steps.key;
+    const rows = all.sort((a, b) => (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0) * sign || a.order - b.order);
+    const head = STEP_COLUMNS.map(([k, title]) => `<th data-key="${k}"${STEP_TIPS[k] ? ` title="${STEP_TIPS[k]}"` : ''}>${title}${k === key ? (steps.desc ? ' \u25be' : ' \u25b4') : ''}</th>`).join('');
+    const body = rows.map(r => '<tr>' + STEP_COLUMNS.map(([, , f]) => `<td>${f(r)}</td>`).join('') + '</tr>').join('');
+    $('steps').innerHTML = `<table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+  }
+  $('steps').addEventListener('click', e => {
+    const th = e.target.closest('th');
+    if (!th) return;
+    const k = th.dataset.key === 'key' ? 'order' : th.dataset.key;
+    steps.desc = steps.key === k ? !steps.desc : k !== 'order';
+    steps.key = k;
+    drawSteps();
+  });
+
+  Object.assign(TV, { updateStats, legend, showDetails, showAt, drawFlame, flameAt, drawOps, drawSteps, esc });
 }

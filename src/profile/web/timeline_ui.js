@@ -253,6 +253,6 @@
   if (skipRepeat) $('whole-call').onclick = fit;
   $('first-view').addEventListener('click', e => { const c = e.target.closest('.cost'); if (c) TV.setSearch(c.dataset.op); });
   window.tilevitTimeline.repeatRange = () => rep && rep.slice();
-  TV.legend(); TV.updateStats(); TV.drawFlame(); TV.drawOps(); focusChip();
+  TV.legend(); TV.updateStats(); TV.drawFlame(); TV.drawSteps(); TV.drawOps(); focusChip();
   TV.draw();
 }
