@@ -3,6 +3,7 @@ import html
 import os
 
 from . import _tilevit
+from ._program import Program, _model_spec
 from ._records import records
 
 _LEVELS = {"kernel": "kernel", "operation": "operation", "tile": "tile", "kind": "kind", "phase": "phase"}
@@ -131,7 +132,19 @@ class Device:
         return Profile(_tilevit._profile(self.program._native))
 
 
-def reference(program, images=None, seed=0, fp32=True, device=True):
-    """The FP32 and device-numerics references (the program's splits) as {"fp32": array, "device": array}."""
+def reference(program, images=None, seed=0, fp32=True, device=True, *, weights=None, layers=None, batch=1,
+              fp8_scale=-4, calibrated_scales=False):
+    """The FP32 and device-numerics references as {"fp32": array, "device": array}.
+
+    program: a Program (the device numerics with its GEMM and attention splits: bit for bit its
+    embeddings), or a model as compile() takes it (a preset, a Hugging Face directory or a config
+    dict with `weights`; then `layers`, `batch`, `fp8_scale`, `calibrated_scales` and `seed` say the
+    rest, and the device numerics do not split sums, as `tilevit reference` without --package)."""
+    if isinstance(program, Program):
+        native = program._native
+    else:
+        spec = _model_spec(program, weights, layers)
+        spec.update(batch=int(batch), fp8_scale=int(fp8_scale), seed=int(seed), calibrated_scales=bool(calibrated_scales))
+        native = _tilevit._model(spec)
     array, paths = _images(program, images)
-    return _tilevit._reference(program._native, array, paths, int(seed), bool(fp32), bool(device))
+    return _tilevit._reference(native, array, paths, int(seed), bool(fp32), bool(device))

@@ -133,17 +133,47 @@ void compile_one_chip(Program& p, const compiler::Graph& graph, const target::Ma
   p.plan_origin = job::plan_origin(planned.report, plan.source, "");
 }
 
+// The model of a spec (preset, checkpoint directory or config with tensors; layers, batch,
+// FP8 scales) read into `p`'s weight origin: its shape and numerics. Reads Python objects:
+// call with the GIL held; `finish` (GIL released) opens the checkpoint and loads given tensors.
+class ModelReader {
+ public:
+  ModelReader(const py::dict& spec, Program& p)
+      : weights_(*p.weights),
+        shape_{get<std::string>(spec, "preset"), get<std::string>(spec, "config_json"), get<int>(spec, "layers"),
+               get<int>(spec, "batch").value_or(1)},
+        fp8_scale_(get<int>(spec, "fp8_scale").value_or(-4)),
+        calibrated_(get<bool>(spec, "calibrated_scales").value_or(false)) {
+    weights_.seed = get<std::uint64_t>(spec, "seed").value_or(0);
+    weights_.model_dir = get<std::string>(spec, "model_dir").value_or("");
+    if (spec.contains("tensors") && !spec["tensors"].is_none()) arrays_ = std::make_unique<ArraySource>(spec["tensors"]);
+  }
+  // The model's shape, checked; tensors given in memory loaded for it.
+  model::ViTConfig config() {
+    std::unique_ptr<formats::HfCheckpoint> checkpoint;
+    if (!weights_.model_dir.empty()) checkpoint = formats::HfCheckpoint::open(weights_.model_dir);
+    const model::ViTConfig c = shape_.config(checkpoint.get());
+    if (fp8_scale_ < -31 || fp8_scale_ > 31)
+      throw Error("fp8_scale " + std::to_string(fp8_scale_) + ": must be in [-31, 31]", kExitUsage);
+    if (arrays_) weights_.loaded = std::make_shared<const model::ViTWeights>(model::load_weights(*arrays_, c));
+    return c;
+  }
+  model::NumericsConfig numerics() const {
+    return calibrated_ ? model::NumericsConfig::calibrated() : model::NumericsConfig::uniform(fp8_scale_);
+  }
+
+ private:
+  WeightOrigin& weights_;
+  ShapeSpec shape_;
+  int fp8_scale_;
+  bool calibrated_;
+  std::unique_ptr<ArraySource> arrays_;
+};
+
 std::shared_ptr<Program> compile(const py::dict& spec) {
   set_host_threads(get<int>(spec, "threads").value_or(0));
   auto p = std::make_shared<Program>();
-  WeightOrigin& w = *p->weights;
-  w.seed = get<std::uint64_t>(spec, "seed").value_or(0);
-  w.model_dir = get<std::string>(spec, "model_dir").value_or("");
-  std::unique_ptr<formats::HfCheckpoint> checkpoint;
-  std::unique_ptr<ArraySource> arrays;
-  if (spec.contains("tensors") && !spec["tensors"].is_none()) arrays = std::make_unique<ArraySource>(spec["tensors"]);
-  const int fp8_scale = get<int>(spec, "fp8_scale").value_or(-4);
-  const bool calibrated = get<bool>(spec, "calibrated_scales").value_or(false);
+  ModelReader model(spec, *p);
   const auto plan_json = get<std::string>(spec, "plan_json");
   const std::string plan_source = get<std::string>(spec, "plan_source").value_or("");
   const auto stream_words = get<std::uint32_t>(spec, "exchange_stream_words");
@@ -152,21 +182,14 @@ std::shared_ptr<Program> compile(const py::dict& spec) {
                                  get<double>(spec, "search_seconds").value_or(0), false, {}};
   const compiler::ProfilingOptions profiling = profiling_of(spec);
   const std::uint32_t micro_batches = get<std::uint32_t>(spec, "micro_batches").value_or(1);
-  const ShapeSpec shape{get<std::string>(spec, "preset"), get<std::string>(spec, "config_json"), get<int>(spec, "layers"),
-                        get<int>(spec, "batch").value_or(1)};
   py::gil_scoped_release release;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!w.model_dir.empty()) checkpoint = formats::HfCheckpoint::open(w.model_dir);
-  const model::ViTConfig config = shape.config(checkpoint.get());
-  if (fp8_scale < -31 || fp8_scale > 31) throw Error("fp8_scale " + std::to_string(fp8_scale) + ": must be in [-31, 31]", kExitUsage);
-  if (arrays) w.loaded = std::make_shared<const model::ViTWeights>(model::load_weights(*arrays, config));
+  const model::ViTConfig config = model.config();
   const target::MachineDescription machine = target::machine_from_option(machine_name);
-  const model::NumericsConfig numerics =
-      calibrated ? model::NumericsConfig::calibrated() : model::NumericsConfig::uniform(fp8_scale);
   compiler::CompileOptions options{compiler::Plan{{}, stream_words.value_or(compiler::kDefaultStreamWords)}, profiling};
   const PlanSpec plan{plan_json, plan_source, stream_words};
   if (machine.system.chips > 1) {
-    compile_pipeline(*p, config, numerics, machine, options, plan, search, micro_batches);
+    compile_pipeline(*p, config, model.numerics(), machine, options, plan, search, micro_batches);
     p->compile_seconds = since(t0);
     return p;
   }
@@ -174,8 +197,19 @@ std::shared_ptr<Program> compile(const py::dict& spec) {
     throw Error("micro_batches " + std::to_string(micro_batches) + ": machine " + machine_name +
                     " has one chip (micro-batches stream through the stages of a machine of several)",
                 kExitUsage);
-  compile_one_chip(*p, compiler::build_vit_graph(config, numerics), machine, options, plan, search);
+  compile_one_chip(*p, compiler::build_vit_graph(config, model.numerics()), machine, options, plan, search);
   p->compile_seconds = since(t0);
+  return p;
+}
+
+// A model without a compile, for tilevit.reference: its shape, numerics (sums not split, as
+// `tilevit reference` without --package) and weights; no package.
+std::shared_ptr<Program> model_only(const py::dict& spec) {
+  auto p = std::make_shared<Program>();
+  ModelReader model(spec, *p);
+  py::gil_scoped_release release;
+  p->chip.config = model.config();
+  p->chip.numerics = model.numerics();
   return p;
 }
 
@@ -271,6 +305,7 @@ void bind_program(py::module_& m) {
       });
   m.def("_compile", &compile, py::arg("spec"));
   m.def("_load", &load, py::arg("path"), py::arg("seed") = 0);
+  m.def("_model", &model_only, py::arg("spec"));
 }
 
 }  // namespace tilevit::python

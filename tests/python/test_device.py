@@ -60,6 +60,19 @@ def test_images_as_arrays_and_references(small_program):
     assert given.embeddings.tobytes() != default.embeddings.tobytes()
 
 
+def test_references_of_a_model_without_a_compile_are_the_clis(tmp_path):
+    """tilevit.reference(model) against `tilevit reference` (no package: sums not split)."""
+    from conftest import cli
+    cli("reference", "--preset", "small", "--fp8-scale", "-3", "--save-fp32", tmp_path / "f.npy",
+        "--save-device", tmp_path / "d.npy", "--json")
+    refs = tilevit.reference("small", fp8_scale=-3)
+    assert open(tmp_path / "f.npy", "rb").read().endswith(refs["fp32"].tobytes())
+    assert open(tmp_path / "d.npy", "rb").read().endswith(refs["device"].tobytes())
+    assert tilevit.reference("small", fp8_scale=-5)["device"].tobytes() != refs["device"].tobytes()
+    with pytest.raises(ValueError, match="fp8_scale 40"):
+        tilevit.reference("small", fp8_scale=40)
+
+
 def test_program_records_and_profile_tables(small_program, tmp_path):
     p = small_program
     assert p.estimated_cycles > 0 and len(p.sha256) == 64
