@@ -69,9 +69,23 @@ def _plan_spec(plan):
         return {"plan_json": f.read(), "plan_source": path}
 
 
+def _progress(progress):
+    """None, a callable, or True: the lines on stderr with the seconds since the compile began."""
+    if progress is None or progress is False:
+        return None
+    if callable(progress):
+        return progress
+    if progress is not True:
+        raise ValueError("progress: expected None, True or a callable, got " + type(progress).__name__)
+    import sys
+    import time
+    start = time.monotonic()
+    return lambda line: print("[%7.2fs] %s" % (time.monotonic() - start, line), file=sys.stderr, flush=True)
+
+
 def compile(model="so400m", machine="c600", batch=1, fp8_scale=-4, plan=None, optimization_steps=None, layers=None,
             weights=None, seed=0, calibrated_scales=False, exchange_stream_words=None, search_seconds=0.0,
-            profile="phase", profile_iterations=1, threads=0, micro_batches=1):
+            profile="phase", profile_iterations=1, threads=0, micro_batches=1, progress=None):
     """Compiles a model for a machine, as `tilevit run` does (the plan search, 8 candidates by default).
 
     model: a preset name ("so400m", "small", ...), a Hugging Face checkpoint directory, or a
@@ -80,7 +94,9 @@ def compile(model="so400m", machine="c600", batch=1, fp8_scale=-4, plan=None, op
     dict (then no search unless optimization_steps says). profile: "graph", "phase", "kernel"
     or None (no profiling). machine: one chip ("c600"), or several ("c600x2"): the model is then
     pipelined over them as `tilevit run --machine c600x2` does, a call carrying micro_batches x batch
-    images. Raises DoesNotFit naming the worst tile when the model is too big.
+    images. progress: None (quiet), True (the plan search's lines on stderr, as `tilevit run`
+    prints them), or a callable given each line. Raises DoesNotFit naming the worst tile when the
+    model is too big.
     """
     spec = _model_spec(model, weights, layers)
     spec.update(_plan_spec(plan))
@@ -90,7 +106,7 @@ def compile(model="so400m", machine="c600", batch=1, fp8_scale=-4, plan=None, op
                 calibrated_scales=bool(calibrated_scales), exchange_stream_words=exchange_stream_words,
                 optimization_steps=int(optimization_steps), search_seconds=float(search_seconds),
                 profile=profile, profile_iterations=str(profile_iterations), threads=int(threads),
-                micro_batches=int(micro_batches))
+                micro_batches=int(micro_batches), progress=_progress(progress))
     return Program(_tilevit._compile(spec))
 
 

@@ -32,7 +32,7 @@ void compile_pipeline(Program& p, const model::ViTConfig& config, const model::N
   if (plan.text && plan.stream_words)
     throw Error("exchange_stream_words: " + plan.source + " pins every stage's W (drop one)", kExitUsage);
   const system::StageSearchOptions stages{search.steps, search.seconds,
-                                          static_cast<std::uint32_t>(std::max(1, host_threads())), {}};
+                                          static_cast<std::uint32_t>(std::max(1, host_threads())), search.progress};
   const auto pinned = plan.text ? system::parse_pipeline_plan_file(*plan.text, plan.source, config, machine)
                                  : std::vector<system::StagePlan>{};
   system::CompiledPipeline compiled =

@@ -170,16 +170,36 @@ class ModelReader {
   std::unique_ptr<ArraySource> arrays_;
 };
 
+// The spec's "progress" callable as the search's progress (empty: none). Called from the
+// compile's threads with the GIL released, so it takes the GIL; the callable is shared, not
+// copied, so only the caller's copy (destroyed with the GIL held) owns the Python object.
+std::function<void(const std::string&)> progress_of(const py::dict& spec,
+                                                    std::shared_ptr<py::object>& owner) {
+  if (!spec.contains("progress") || spec["progress"].is_none()) return {};
+  owner = std::make_shared<py::object>(spec["progress"]);
+  std::weak_ptr<py::object> callable = owner;
+  return [callable](const std::string& line) {
+    const py::gil_scoped_acquire gil;
+    if (const auto f = callable.lock()) try {
+        (*f)(line);
+      } catch (py::error_already_set& e) {  // a failing callback does not stop the compile
+        e.discard_as_unraisable("tilevit.compile progress");
+      }
+  };
+}
+
 std::shared_ptr<Program> compile(const py::dict& spec) {
   set_host_threads(get<int>(spec, "threads").value_or(0));
   auto p = std::make_shared<Program>();
   ModelReader model(spec, *p);
+  std::shared_ptr<py::object> progress_owner;
+  const auto progress = progress_of(spec, progress_owner);
   const auto plan_json = get<std::string>(spec, "plan_json");
   const std::string plan_source = get<std::string>(spec, "plan_source").value_or("");
   const auto stream_words = get<std::uint32_t>(spec, "exchange_stream_words");
   const std::string machine_name = get<std::string>(spec, "machine").value_or("c600");
   job::PlanSearchSettings search{get<std::uint32_t>(spec, "optimization_steps").value_or(8),
-                                 get<double>(spec, "search_seconds").value_or(0), false, {}};
+                                 get<double>(spec, "search_seconds").value_or(0), false, progress};
   const compiler::ProfilingOptions profiling = profiling_of(spec);
   const std::uint32_t micro_batches = get<std::uint32_t>(spec, "micro_batches").value_or(1);
   py::gil_scoped_release release;

@@ -1,5 +1,6 @@
 """The GIL is released while tilevit compiles and calls the device: another Python thread
 keeps running through the whole native call (with the GIL held it would stop until the end)."""
+import sys
 import threading
 import time
 
@@ -47,3 +48,16 @@ def test_device_call_releases_the_gil():
     device = tilevit.Device(program, threads=1)
     start, end, ticks = ticks_during(device)
     assert_ran_throughout(start, end, ticks, "device call")
+
+
+def test_progress_lines_reach_a_callable_from_the_compile_threads(monkeypatch):
+    lines = []
+    tilevit.compile(model="small", machine="test16", progress=lines.append)
+    assert any(line.startswith("search:") for line in lines), lines
+
+    def failing(line):
+        raise RuntimeError("a progress callback that fails")
+    reported = []  # a failing callback is reported as unraisable and the compile goes on
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: reported.append(str(u.exc_value)))
+    assert tilevit.compile(model="small", machine="test16", progress=failing).estimated_cycles > 0
+    assert reported and reported[0] == "a progress callback that fails"
